@@ -1,0 +1,1251 @@
+//! Type inference and lowering of the surface AST to the labelled let-bound
+//! program, in one pass: non-exported functions are inlined at their call
+//! sites, tuples are flattened into scalar leaves, arrays of tuples into one
+//! array per component, and every combinator application becomes a node
+//! named after its `let` (`LET.K` when nested). Literal types are variables
+//! until the function is finished, then fixed and range-checked.
+
+use super::types::{from_ty, ITy, LitKind, Unifier};
+use afc_ir::ast::{self, BinOp, Expr, ExprKind, Lit, Pat, TypeExpr, UnOp};
+use afc_ir::diag::{Diagnostic, Span};
+use afc_ir::labelled::*;
+use afc_ir::types::{Prim, Ty};
+use indexmap::IndexMap;
+use std::collections::HashSet;
+
+type R<T> = Result<T, Diagnostic>;
+
+/// Combinators of LANGUAGE.md that later issues compile; they are
+/// recognised (so their names are not "unknown") and rejected clearly.
+const NOT_YET: &[&str] = &[
+    "filter", "gather", "backpermute", "scatter", "permute", "scanl", "prescanl", "scanr", "cross", "reverse",
+    "transpose", "force",
+];
+
+#[derive(Clone, Debug)]
+enum Val {
+    Scalar(Operand, ITy),
+    Tuple(Vec<Val>),
+    /// An array of rank `rank`: one leaf array per scalar leaf of `elem`.
+    Array { leaves: Vec<VarId>, rank: u8, elem: ITy },
+}
+
+enum Target {
+    Top(Vec<Item>),
+    Block(Vec<Stmt>),
+}
+
+struct Lits {
+    var: VarId,
+    lit: Lit,
+    negated: bool,
+    span: Span,
+}
+
+pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
+    let mut items: IndexMap<String, &ast::Item> = IndexMap::new();
+    let mut diags = vec![];
+    for it in &prog.items {
+        if let Some(prev) = items.get(&it.name.name) {
+            diags.push(
+                Diagnostic::error(it.name.span, format!("function '{}' is defined twice", it.name.name))
+                    .with_label(prev.name.span, "first defined here"),
+            );
+            continue;
+        }
+        if NOT_YET.contains(&it.name.name.as_str()) || is_builtin_name(&it.name.name) {
+            diags.push(Diagnostic::error(
+                it.name.span,
+                format!("'{}' is a built-in name and cannot be redefined", it.name.name),
+            ));
+            continue;
+        }
+        items.insert(it.name.name.clone(), it);
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let mut out = Program::default();
+    // Every function is checked, exported or not; only exported ones are emitted.
+    for it in &prog.items {
+        if it.body.is_none() {
+            if let Err(d) = check_signature(it) {
+                diags.push(d);
+            }
+            continue;
+        }
+        let mut e = Elab::new(&items);
+        match e.function(it) {
+            Ok(f) => {
+                if it.exported {
+                    out.functions.push(f)
+                }
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    if diags.is_empty() {
+        Ok(out)
+    } else {
+        Err(diags)
+    }
+}
+
+fn is_builtin_name(n: &str) -> bool {
+    Builtin::from_name(n).is_some()
+        || matches!(
+            n,
+            "map" | "zip" | "unzip" | "generate" | "iota" | "fold" | "length" | "shape" | "select" | "i32" | "i64" | "f32"
+                | "f64"
+        )
+}
+
+fn check_signature(it: &ast::Item) -> R<()> {
+    for (_, t) in &it.params {
+        resolve_type(t)?;
+    }
+    resolve_type(&it.ret)?;
+    Ok(())
+}
+
+fn resolve_type(t: &TypeExpr) -> R<Ty> {
+    Ok(match t {
+        TypeExpr::Prim(p, _) => Ty::Prim(*p),
+        TypeExpr::Tuple(ts, _) => Ty::Tuple(ts.iter().map(resolve_type).collect::<R<_>>()?),
+        TypeExpr::Array(r, e, _) => Ty::Array(*r, Box::new(resolve_type(e)?)),
+    })
+}
+
+fn unsupported(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::error(span, format!("{} is not supported yet", what))
+        .with_note("this compiler accepts map, zip, unzip, generate, iota, fold, length and shape on rank-1 arrays")
+}
+
+struct Elab<'a> {
+    items: &'a IndexMap<String, &'a ast::Item>,
+    u: Unifier,
+    vars: Vec<(String, ITy, Span)>,
+    nodes: Vec<Node>,
+    targets: Vec<Target>,
+    scopes: Vec<(String, Val)>,
+    scope_base: usize,
+    call_stack: Vec<String>,
+    worker_depth: usize,
+    lits: Vec<Lits>,
+}
+
+impl<'a> Elab<'a> {
+    fn new(items: &'a IndexMap<String, &'a ast::Item>) -> Elab<'a> {
+        Elab {
+            items,
+            u: Unifier::default(),
+            vars: vec![],
+            nodes: vec![],
+            targets: vec![],
+            scopes: vec![],
+            scope_base: 0,
+            call_stack: vec![],
+            worker_depth: 0,
+            lits: vec![],
+        }
+    }
+
+    fn new_var(&mut self, name: &str, ty: ITy, span: Span) -> VarId {
+        self.vars.push((name.to_string(), ty, span));
+        VarId(self.vars.len() as u32 - 1)
+    }
+
+    fn emit(&mut self, s: Stmt) {
+        match self.targets.last_mut().expect("a target") {
+            Target::Top(items) => items.push(Item::Stmt(s)),
+            Target::Block(stmts) => stmts.push(s),
+        }
+    }
+
+    fn assign(&mut self, name: &str, rhs: Rhs, ty: ITy, span: Span) -> Val {
+        let dst = self.new_var(name, ty.clone(), span);
+        self.emit(Stmt::Assign { dst, rhs, span });
+        Val::Scalar(Operand::Var(dst), ty)
+    }
+
+    fn ty_of(&self, v: &Val) -> ITy {
+        match v {
+            Val::Scalar(_, t) => t.clone(),
+            Val::Tuple(vs) => ITy::Tuple(vs.iter().map(|v| self.ty_of(v)).collect()),
+            Val::Array { rank, elem, .. } => ITy::Array(*rank, Box::new(elem.clone())),
+        }
+    }
+
+    fn expect_ty(&mut self, v: &Val, t: &ITy, span: Span, what: &str) -> R<()> {
+        let vt = self.ty_of(v);
+        if !self.u.unify(&vt, t) {
+            return Err(Diagnostic::error(
+                span,
+                format!("mismatched types: {} has type {}, expected {}", what, self.u.show(&vt), self.u.show(t)),
+            ));
+        }
+        Ok(())
+    }
+
+    fn lookup(&self, name: &str) -> Option<Val> {
+        self.scopes[self.scope_base..].iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+    }
+
+    // ------------------------------------------------------------ functions
+
+    fn function(&mut self, it: &ast::Item) -> R<Function> {
+        self.call_stack.push(it.name.name.clone());
+        let mut params = vec![];
+        for (name, t) in &it.params {
+            let ty = resolve_type(t)?;
+            reject_rank(&ty, t.span())?;
+            let v = self.param_val(&name.name, &ty, name.span, &name.name, &mut params);
+            self.scopes.push((name.name.clone(), v));
+        }
+        let ret = resolve_type(&it.ret)?;
+        reject_rank(&ret, it.ret.span())?;
+        self.targets.push(Target::Top(vec![]));
+        let body = it.body.as_ref().unwrap();
+        let v = self.block(body, true)?;
+        self.expect_ty(&v, &from_ty(&ret), body.result.span, "the function's result")?;
+        let mut results = vec![];
+        self.flatten_result(&v, "out", true, &mut results);
+        let items = match self.targets.pop() {
+            Some(Target::Top(items)) => items,
+            _ => unreachable!(),
+        };
+        self.finish(it, params, results, items)
+    }
+
+    fn param_val(&mut self, name: &str, ty: &Ty, span: Span, c_name: &str, out: &mut Vec<Leaf>) -> Val {
+        match ty {
+            Ty::Prim(p) => {
+                let v = self.new_var(name, ITy::Prim(*p), span);
+                out.push(Leaf { c_name: c_name.to_string(), value: Operand::Var(v) });
+                Val::Scalar(Operand::Var(v), ITy::Prim(*p))
+            }
+            Ty::Tuple(ts) => Val::Tuple(
+                ts.iter()
+                    .enumerate()
+                    .map(|(i, t)| self.param_val(&format!("{}.{}", name, i), t, span, &format!("{}_{}", c_name, i), out))
+                    .collect(),
+            ),
+            Ty::Array(r, e) => {
+                let prims = e.leaves();
+                let mut leaves = vec![];
+                for (i, p) in prims.iter().enumerate() {
+                    let (n, c) = if prims.len() == 1 && !matches!(**e, Ty::Tuple(_)) {
+                        (name.to_string(), c_name.to_string())
+                    } else {
+                        (format!("{}.{}", name, i), format!("{}_{}", c_name, i))
+                    };
+                    let v = self.new_var(&n, ITy::Array(*r, Box::new(ITy::Prim(*p))), span);
+                    out.push(Leaf { c_name: c, value: Operand::Var(v) });
+                    leaves.push(v);
+                }
+                Val::Array { leaves, rank: *r, elem: from_ty(e) }
+            }
+        }
+    }
+
+    fn flatten_result(&self, v: &Val, c_name: &str, top: bool, out: &mut Vec<Leaf>) {
+        match v {
+            Val::Scalar(o, _) => out.push(Leaf { c_name: if top { format!("{}0", c_name) } else { c_name.into() }, value: *o }),
+            Val::Tuple(vs) => {
+                for (i, v) in vs.iter().enumerate() {
+                    let n = if top { format!("{}{}", c_name, i) } else { format!("{}_{}", c_name, i) };
+                    self.flatten_result(v, &n, false, out);
+                }
+            }
+            Val::Array { leaves, elem, .. } => {
+                let base = if top { format!("{}0", c_name) } else { c_name.to_string() };
+                let tuple = matches!(self.u.shallow(elem), ITy::Tuple(_));
+                for (i, l) in leaves.iter().enumerate() {
+                    let n = if tuple { format!("{}_{}", base, i) } else { base.clone() };
+                    out.push(Leaf { c_name: n, value: Operand::Var(*l) });
+                }
+            }
+        }
+    }
+
+    fn block(&mut self, b: &ast::Block, names_nodes: bool) -> R<Val> {
+        let saved = self.scopes.len();
+        for l in &b.lets {
+            let first = self.nodes.len();
+            let mut v = self.expr(&l.value)?;
+            if let Some(t) = &l.ty {
+                let ty = resolve_type(t)?;
+                self.expect_ty(&v, &from_ty(&ty), l.value.span, "the bound value")?;
+            }
+            if names_nodes {
+                self.name_nodes(first, l.pat.first_name().unwrap_or("_"), &l.value);
+            }
+            self.bind(&l.pat, &mut v)?;
+        }
+        let first = self.nodes.len();
+        let v = self.expr(&b.result)?;
+        if names_nodes {
+            self.name_nodes(first, "ret", &Expr { kind: ExprKind::Tuple(vec![]), span: Span::default() });
+        }
+        self.scopes.truncate(saved);
+        Ok(v)
+    }
+
+    /// Names the nodes made for one `let`: the one whose value the `let` binds
+    /// takes its name, the others `LET.K` in source order.
+    fn name_nodes(&mut self, first: usize, let_name: &str, e: &Expr) {
+        let principal = principal_span(e);
+        let mut order: Vec<usize> = (first..self.nodes.len()).collect();
+        order.sort_by_key(|&i| (self.nodes[i].span.start, std::cmp::Reverse(self.nodes[i].span.end)));
+        let mut k = 0;
+        for i in order {
+            let name = if let_name != "_" && let_name != "ret" && Some(self.nodes[i].span) == principal {
+                let_name.to_string()
+            } else {
+                k += 1;
+                format!("{}.{}", let_name, k)
+            };
+            self.nodes[i].name = name.clone();
+            let outs = self.nodes[i].outputs().to_vec();
+            for (j, o) in outs.iter().enumerate() {
+                self.vars[o.0 as usize].0 = if outs.len() == 1 { name.clone() } else { format!("{}.{}", name, j) };
+            }
+        }
+    }
+
+    fn bind(&mut self, p: &Pat, v: &mut Val) -> R<()> {
+        match p {
+            Pat::Name(id) => {
+                if let Val::Scalar(Operand::Var(x), _) = v {
+                    // Give anonymous temporaries the source name, for readable dumps.
+                    if matches!(self.vars[x.0 as usize].0.as_str(), "t" | "lit" | "elt" | "len") {
+                        self.vars[x.0 as usize].0 = id.name.clone();
+                    }
+                }
+                self.scopes.push((id.name.clone(), v.clone()));
+                Ok(())
+            }
+            Pat::Wild(_) => Ok(()),
+            Pat::Tuple(ps, span) => match v {
+                Val::Tuple(vs) if vs.len() == ps.len() => {
+                    for (p, v) in ps.iter().zip(vs.iter_mut()) {
+                        self.bind(p, v)?;
+                    }
+                    Ok(())
+                }
+                _ => {
+                    let t = self.ty_of(v);
+                    let mut d = Diagnostic::error(
+                        *span,
+                        format!("a pattern of {} elements cannot bind a value of type {}", ps.len(), self.u.show(&t)),
+                    );
+                    if matches!(v, Val::Array { .. }) {
+                        d = d.with_note("use unzip to split an array of tuples");
+                    }
+                    Err(d)
+                }
+            },
+        }
+    }
+
+    // ------------------------------------------------------------ expressions
+
+    fn scalar(&mut self, e: &Expr) -> R<(Operand, ITy)> {
+        let v = self.expr(e)?;
+        match v {
+            Val::Scalar(o, t) => Ok((o, t)),
+            other => {
+                let t = self.ty_of(&other);
+                Err(Diagnostic::error(e.span, format!("expected a scalar, found a value of type {}", self.u.show(&t))))
+            }
+        }
+    }
+
+    fn array(&mut self, e: &Expr, what: &str) -> R<(Vec<VarId>, u8, ITy)> {
+        let v = self.expr(e)?;
+        match v {
+            Val::Array { leaves, rank, elem } => Ok((leaves, rank, elem)),
+            other => {
+                let t = self.ty_of(&other);
+                Err(Diagnostic::error(e.span, format!("{} must be an array, found a value of type {}", what, self.u.show(&t))))
+            }
+        }
+    }
+
+    fn lit_var(&mut self, lit: Lit, negated: bool, span: Span) -> Val {
+        let (ty, c) = match &lit {
+            Lit::Int(_, s) => (s.map(ITy::Prim).unwrap_or_else(|| self.u.fresh(LitKind::Int)), Const::I64(0)),
+            Lit::Float(_, s) => (s.map(ITy::Prim).unwrap_or_else(|| self.u.fresh(LitKind::Float)), Const::F64(0.0)),
+            Lit::Bool(b) => return Val::Scalar(Operand::Const(Const::Bool(*b)), ITy::Prim(Prim::Bool)),
+        };
+        // The constant is a placeholder until the literal's type is fixed in `finish`.
+        let v = self.assign("lit", Rhs::Copy(Operand::Const(c)), ty.clone(), span);
+        if let Val::Scalar(Operand::Var(x), _) = &v {
+            self.lits.push(Lits { var: *x, lit, negated, span });
+        }
+        v
+    }
+
+    fn expr(&mut self, e: &Expr) -> R<Val> {
+        match &e.kind {
+            ExprKind::Lit(l) => Ok(self.lit_var(l.clone(), false, e.span)),
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(v) => Ok(v),
+                None => Err(self.unknown_name(n, e.span)),
+            },
+            ExprKind::Tuple(es) => Ok(Val::Tuple(es.iter().map(|e| self.expr(e)).collect::<R<_>>()?)),
+            ExprKind::Field(inner, i) => {
+                let v = self.expr(inner)?;
+                match v {
+                    Val::Tuple(vs) => {
+                        let n = vs.len();
+                        vs.into_iter().nth(*i as usize).ok_or_else(|| {
+                            Diagnostic::error(e.span, format!("tuple index {} out of range for a tuple of {} elements", i, n))
+                        })
+                    }
+                    other => {
+                        let t = self.ty_of(&other);
+                        let mut d = Diagnostic::error(e.span, format!("cannot take field {} of a value of type {}", i, self.u.show(&t)));
+                        if matches!(other, Val::Array { .. }) {
+                            d = d.with_note("use unzip to split an array of tuples");
+                        }
+                        Err(d)
+                    }
+                }
+            }
+            ExprKind::Unary(UnOp::Neg, inner) if matches!(inner.kind, ExprKind::Lit(Lit::Int(..)) | ExprKind::Lit(Lit::Float(..))) => {
+                if let ExprKind::Lit(l) = &inner.kind {
+                    return Ok(self.lit_var(l.clone(), true, e.span));
+                }
+                unreachable!()
+            }
+            ExprKind::Unary(op, inner) => {
+                let (o, t) = self.scalar(inner)?;
+                let ok = match op {
+                    UnOp::Neg => self.u.is_numeric(&t),
+                    UnOp::Not => self.u.is_bool(&t) || self.u.is_integer(&t),
+                };
+                if !ok {
+                    let what = if *op == UnOp::Neg { "'-' needs a number" } else { "'!' needs a bool or an integer" };
+                    return Err(Diagnostic::error(e.span, format!("{}, found {}", what, self.u.show(&t))));
+                }
+                Ok(self.assign("t", Rhs::Unary(*op, o), t, e.span))
+            }
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b, e.span),
+            ExprKind::Call(f, args) => self.call(f, args, e.span),
+            ExprKind::Lambda(..) | ExprKind::Section(_) => Err(Diagnostic::error(
+                e.span,
+                "a worker function can only be an argument of a combinator",
+            )),
+            ExprKind::Index(arr, ix) => {
+                let (leaves, rank, elem) = self.array(arr, "an indexed value")?;
+                if ix.len() != rank as usize {
+                    return Err(Diagnostic::error(
+                        e.span,
+                        format!("an array of rank {} takes {} indices, found {}", rank, rank, ix.len()),
+                    ));
+                }
+                let mut ops = vec![];
+                for i in ix {
+                    let (o, t) = self.scalar(i)?;
+                    if !self.u.unify(&t, &ITy::Prim(Prim::I64)) {
+                        return Err(Diagnostic::error(i.span, format!("array indices are i64, found {}", self.u.show(&t))));
+                    }
+                    ops.push(o);
+                }
+                let mut it = leaves.into_iter();
+                Ok(self.rebuild(&elem, &mut |s, p| {
+                    let l = it.next().unwrap();
+                    s.assign("elt", Rhs::Index(l, ops.clone()), p, e.span)
+                }))
+            }
+            ExprKind::If(c, t, f) => self.if_expr(c, t, f, e.span),
+            ExprKind::Block(b) => self.block(b, false),
+        }
+    }
+
+    /// Builds a value of type `t` from one call of `leaf` per scalar leaf.
+    fn rebuild(&mut self, t: &ITy, leaf: &mut dyn FnMut(&mut Self, ITy) -> Val) -> Val {
+        match self.u.shallow(t) {
+            ITy::Tuple(ts) => Val::Tuple(ts.iter().map(|t| self.rebuild(t, leaf)).collect()),
+            other => leaf(self, other),
+        }
+    }
+
+    fn unknown_name(&self, n: &str, span: Span) -> Diagnostic {
+        if self.items.contains_key(n) || is_builtin_name(n) || NOT_YET.contains(&n) {
+            return Diagnostic::error(span, format!("'{}' is a function; call it with arguments", n));
+        }
+        Diagnostic::error(span, format!("unknown name '{}'", n))
+    }
+
+    fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr, span: Span) -> R<Val> {
+        if matches!(op, BinOp::And | BinOp::Or) {
+            // Short-circuit: `a && b` is `if a { b } else { false }`.
+            let (ca, ta) = self.scalar(a)?;
+            if !self.u.is_bool(&ta) {
+                return Err(Diagnostic::error(a.span, format!("'{}' needs bool operands, found {}", op.symbol(), self.u.show(&ta))));
+            }
+            self.targets.push(Target::Block(vec![]));
+            let rb = self.scalar(b);
+            let stmts = match self.targets.pop() {
+                Some(Target::Block(s)) => s,
+                _ => unreachable!(),
+            };
+            let (cb, tb) = rb?;
+            if !self.u.is_bool(&tb) {
+                return Err(Diagnostic::error(b.span, format!("'{}' needs bool operands, found {}", op.symbol(), self.u.show(&tb))));
+            }
+            let rhs_block = Block { stmts, results: vec![cb] };
+            let konst = Block { stmts: vec![], results: vec![Operand::Const(Const::Bool(op == BinOp::Or))] };
+            let (then, els) = if op == BinOp::And { (rhs_block, konst) } else { (konst, rhs_block) };
+            let dst = self.new_var("t", ITy::Prim(Prim::Bool), span);
+            self.emit(Stmt::If { dsts: vec![dst], cond: ca, then, els, span });
+            return Ok(Val::Scalar(Operand::Var(dst), ITy::Prim(Prim::Bool)));
+        }
+        let (oa, ta) = self.scalar(a)?;
+        let (ob, tb) = self.scalar(b)?;
+        self.binop(op, (oa, ta), (ob, tb), span, Some((a.span, b.span)))
+    }
+
+    fn binop(&mut self, op: BinOp, a: (Operand, ITy), b: (Operand, ITy), span: Span, spans: Option<(Span, Span)>) -> R<Val> {
+        let (oa, ta) = a;
+        let (ob, tb) = b;
+        if !self.u.unify(&ta, &tb) {
+            let mut d = Diagnostic::error(
+                span,
+                format!("mismatched types: '{}' of {} and {}", op.symbol(), self.u.show(&ta), self.u.show(&tb)),
+            );
+            if let Some((sa, sb)) = spans {
+                d = d.with_label(sa, format!("this is {}", self.u.show(&ta))).with_label(sb, format!("this is {}", self.u.show(&tb)));
+            }
+            return Err(d.with_note("there are no implicit conversions: use i32(), i64(), f32() or f64()"));
+        }
+        use BinOp::*;
+        let (ok, res, need) = match op {
+            Add | Sub | Mul | Div | Rem => (self.u.is_numeric(&ta), ta.clone(), "numbers"),
+            Lt | Le | Gt | Ge => (self.u.is_numeric(&ta), ITy::Prim(Prim::Bool), "numbers"),
+            Eq | Ne => (matches!(self.u.shallow(&ta), ITy::Prim(_) | ITy::Var(_)), ITy::Prim(Prim::Bool), "scalars"),
+            BitAnd | BitOr | BitXor => (self.u.is_integer(&ta) || self.u.is_bool(&ta), ta.clone(), "integers or bools"),
+            Shl | Shr => (self.u.is_integer(&ta), ta.clone(), "integers"),
+            And | Or => unreachable!(),
+        };
+        if !ok {
+            return Err(Diagnostic::error(span, format!("'{}' needs {}, found {}", op.symbol(), need, self.u.show(&ta))));
+        }
+        Ok(self.assign("t", Rhs::Binary(op, oa, ob), res, span))
+    }
+
+    fn if_expr(&mut self, c: &Expr, t: &ast::Block, f: &ast::Block, span: Span) -> R<Val> {
+        let (co, ct) = self.scalar(c)?;
+        if !self.u.is_bool(&ct) {
+            return Err(Diagnostic::error(c.span, format!("an if condition must be bool, found {}", self.u.show(&ct))));
+        }
+        let branch = |s: &mut Self, b: &ast::Block| -> R<(Block, Val)> {
+            s.targets.push(Target::Block(vec![]));
+            let nodes_before = s.nodes.len();
+            let v = s.block(b, false);
+            let stmts = match s.targets.pop() {
+                Some(Target::Block(st)) => st,
+                _ => unreachable!(),
+            };
+            let v = v?;
+            if s.nodes.len() != nodes_before || matches!(v, Val::Array { .. }) {
+                return Err(unsupported(span, "array-level `if` (a combinator or an array inside a branch)"));
+            }
+            let mut results = vec![];
+            s.flatten_scalars(&v, &mut results);
+            Ok((Block { stmts, results }, v))
+        };
+        let (then, tv) = branch(self, t)?;
+        let (els, fv) = branch(self, f)?;
+        let tt = self.ty_of(&tv);
+        let ft = self.ty_of(&fv);
+        if !self.u.unify(&tt, &ft) {
+            return Err(Diagnostic::error(
+                span,
+                format!("if branches have different types: {} and {}", self.u.show(&tt), self.u.show(&ft)),
+            ));
+        }
+        if contains_array(&tv) {
+            return Err(unsupported(span, "array-level `if`"));
+        }
+        let mut dsts = vec![];
+        let v = self.rebuild(&tt, &mut |s, p| {
+            let d = s.new_var("t", p.clone(), span);
+            dsts.push(d);
+            Val::Scalar(Operand::Var(d), p)
+        });
+        self.emit(Stmt::If { dsts, cond: co, then, els, span });
+        Ok(v)
+    }
+
+    fn flatten_scalars(&self, v: &Val, out: &mut Vec<Operand>) {
+        match v {
+            Val::Scalar(o, _) => out.push(*o),
+            Val::Tuple(vs) => vs.iter().for_each(|v| self.flatten_scalars(v, out)),
+            Val::Array { .. } => {}
+        }
+    }
+
+    // ------------------------------------------------------------ calls
+
+    fn call(&mut self, f: &ast::Ident, args: &[Expr], span: Span) -> R<Val> {
+        let name = f.name.as_str();
+        if self.lookup(name).is_some() {
+            return Err(Diagnostic::error(f.span, format!("'{}' is a variable, not a function", name)));
+        }
+        let arity = |n: usize| -> R<()> {
+            if args.len() != n {
+                Err(Diagnostic::error(span, format!("'{}' takes {} argument{}, found {}", name, n, if n == 1 { "" } else { "s" }, args.len())))
+            } else {
+                Ok(())
+            }
+        };
+        if let Some(b) = Builtin::from_name(name) {
+            arity(b.arity())?;
+            let ops = args.iter().map(|a| self.scalar(a)).collect::<R<Vec<_>>>()?;
+            return self.builtin(b, ops, span);
+        }
+        if let Some(p) = Prim::from_name(name) {
+            if p != Prim::Bool {
+                arity(1)?;
+                let (o, t) = self.scalar(&args[0])?;
+                if !matches!(self.u.shallow(&t), ITy::Prim(_) | ITy::Var(_)) {
+                    return Err(Diagnostic::error(args[0].span, format!("cannot convert a value of type {}", self.u.show(&t))));
+                }
+                return Ok(self.assign("t", Rhs::Cast(p, o), ITy::Prim(p), span));
+            }
+        }
+        match name {
+            "select" => {
+                arity(3)?;
+                let (c, ct) = self.scalar(&args[0])?;
+                if !self.u.is_bool(&ct) {
+                    return Err(Diagnostic::error(args[0].span, format!("select's condition must be bool, found {}", self.u.show(&ct))));
+                }
+                let a = self.expr(&args[1])?;
+                let b = self.expr(&args[2])?;
+                let ta = self.ty_of(&a);
+                self.expect_ty(&b, &ta, args[2].span, "select's second alternative")?;
+                if contains_array(&a) {
+                    return Err(Diagnostic::error(span, "select chooses between scalars or tuples, not arrays"));
+                }
+                let (mut la, mut lb) = (vec![], vec![]);
+                self.flatten_scalars(&a, &mut la);
+                self.flatten_scalars(&b, &mut lb);
+                let mut k = 0;
+                Ok(self.rebuild(&ta, &mut |s, p| {
+                    let v = s.assign("t", Rhs::Select(c, la[k], lb[k]), p, span);
+                    k += 1;
+                    v
+                }))
+            }
+            "length" | "shape" => {
+                arity(1)?;
+                let (leaves, rank, _) = self.array(&args[0], &format!("the argument of {}", name))?;
+                let dims: Vec<Val> = (0..rank)
+                    .map(|d| self.assign("len", Rhs::Length(leaves[0], d), ITy::Prim(Prim::I64), span))
+                    .collect();
+                if name == "length" || rank == 1 {
+                    Ok(dims.into_iter().next().unwrap())
+                } else {
+                    Ok(Val::Tuple(dims))
+                }
+            }
+            "zip" => {
+                if args.len() < 2 {
+                    arity(2)?;
+                }
+                let mut leaves = vec![];
+                let mut elems = vec![];
+                let mut first_rank = None;
+                for a in args {
+                    let (l, r, e) = self.array(a, "an argument of zip")?;
+                    if *first_rank.get_or_insert(r) != r {
+                        return Err(Diagnostic::error(a.span, "zip needs arrays of the same rank"));
+                    }
+                    leaves.extend(l);
+                    elems.push(e);
+                }
+                Ok(Val::Array { leaves, rank: first_rank.unwrap(), elem: ITy::Tuple(elems) })
+            }
+            "unzip" => {
+                arity(1)?;
+                let (leaves, rank, elem) = self.array(&args[0], "the argument of unzip")?;
+                match self.u.shallow(&elem) {
+                    ITy::Tuple(ts) => {
+                        let mut out = vec![];
+                        let mut k = 0;
+                        for t in ts {
+                            let n = self.u.resolve(&t).leaves().len();
+                            out.push(Val::Array { leaves: leaves[k..k + n].to_vec(), rank, elem: t });
+                            k += n;
+                        }
+                        Ok(Val::Tuple(out))
+                    }
+                    _ => Err(Diagnostic::error(args[0].span, "unzip needs an array of tuples")),
+                }
+            }
+            "map" | "generate" | "iota" | "fold" => self.combinator(name, f.span, args, span),
+            _ if NOT_YET.contains(&name) => {
+                for a in args {
+                    if !matches!(a.kind, ExprKind::Lambda(..) | ExprKind::Section(_)) {
+                        self.expr(a)?;
+                    }
+                }
+                Err(unsupported(span, &format!("the combinator '{}'", name)))
+            }
+            _ => match self.items.get(name).copied() {
+                Some(item) => {
+                    let vals = args.iter().map(|a| self.expr(a)).collect::<R<Vec<_>>>()?;
+                    self.call_user(item, vals, args, span)
+                }
+                None => Err(Diagnostic::error(f.span, format!("unknown function '{}'", name))),
+            },
+        }
+    }
+
+    fn builtin(&mut self, b: Builtin, ops: Vec<(Operand, ITy)>, span: Span) -> R<Val> {
+        let t = ops[0].1.clone();
+        for (_, u) in &ops[1..] {
+            if !self.u.unify(&t, u) {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("mismatched types: '{}' of {} and {}", b.name(), self.u.show(&t), self.u.show(u)),
+                ));
+            }
+        }
+        let ok = if b.float_only() { self.u.is_float(&t) } else { self.u.is_numeric(&t) };
+        if !ok {
+            let need = if b.float_only() { "f32 or f64" } else { "a number" };
+            return Err(Diagnostic::error(span, format!("'{}' needs {}, found {}", b.name(), need, self.u.show(&t))));
+        }
+        Ok(self.assign("t", Rhs::Builtin(b, ops.into_iter().map(|o| o.0).collect()), t, span))
+    }
+
+    fn call_user(&mut self, item: &ast::Item, vals: Vec<Val>, args: &[Expr], span: Span) -> R<Val> {
+        let name = &item.name.name;
+        if item.body.is_none() {
+            return Err(unsupported(span, "calling an `extern fn`"));
+        }
+        if self.call_stack.contains(name) {
+            return Err(unsupported(span, "a recursive call"));
+        }
+        if vals.len() != item.params.len() {
+            return Err(Diagnostic::error(
+                span,
+                format!("'{}' takes {} arguments, found {}", name, item.params.len(), vals.len()),
+            )
+            .with_label(item.name.span, "defined here"));
+        }
+        let saved_base = self.scope_base;
+        let saved_len = self.scopes.len();
+        let mut bound = vec![];
+        for ((pn, pt), (v, a)) in item.params.iter().zip(vals.iter().zip(args)) {
+            let ty = resolve_type(pt)?;
+            self.expect_ty(v, &from_ty(&ty), a.span, &format!("argument '{}'", pn.name))?;
+            bound.push((pn.name.clone(), v.clone()));
+        }
+        self.scope_base = self.scopes.len();
+        self.scopes.extend(bound);
+        self.call_stack.push(name.clone());
+        let r = self.block(item.body.as_ref().unwrap(), false);
+        self.call_stack.pop();
+        self.scopes.truncate(saved_len);
+        self.scope_base = saved_base;
+        let v = r?;
+        let ret = resolve_type(&item.ret)?;
+        self.expect_ty(&v, &from_ty(&ret), item.body.as_ref().unwrap().result.span, &format!("the result of '{}'", name))?;
+        Ok(v)
+    }
+
+    // ------------------------------------------------------------ combinators
+
+    fn combinator(&mut self, name: &str, name_span: Span, args: &[Expr], span: Span) -> R<Val> {
+        if self.worker_depth > 0 {
+            return Err(Diagnostic::error(
+                name_span,
+                format!("a worker function cannot call the combinator '{}'", name),
+            )
+            .with_note("nested parallelism is not part of the language: bind the inner array with `let` outside the worker"));
+        }
+        if !matches!(self.targets.last(), Some(Target::Top(_))) {
+            return Err(unsupported(span, "a combinator inside an `if` branch (array-level control flow)"));
+        }
+        let need = |n: usize| -> R<()> {
+            if args.len() != n {
+                Err(Diagnostic::error(span, format!("'{}' takes {} arguments, found {}", name, n, args.len())))
+            } else {
+                Ok(())
+            }
+        };
+        match name {
+            "map" => {
+                if args.len() < 2 {
+                    return Err(Diagnostic::error(span, "'map' takes a worker function and at least one array"));
+                }
+                let mut inputs = vec![];
+                let mut elems = vec![];
+                for a in &args[1..] {
+                    let (l, r, e) = self.array(a, "an argument of map")?;
+                    if r != 1 {
+                        return Err(unsupported(a.span, "map over arrays of rank 2 or 3"));
+                    }
+                    inputs.extend(l);
+                    elems.push(e);
+                }
+                let (lambda, rty) = self.worker(&args[0], &elems, None)?;
+                let (outputs, v) = self.node_outputs(&rty, span)?;
+                self.push_node(span, NodeKind::Map { f: lambda, inputs, outputs });
+                Ok(v)
+            }
+            "generate" | "iota" => {
+                need(if name == "iota" { 1 } else { 2 })?;
+                let sv = self.expr(&args[0])?;
+                let (size, st) = match sv {
+                    Val::Scalar(o, t) => (o, t),
+                    Val::Tuple(_) => return Err(unsupported(args[0].span, "generate of rank 2 or 3")),
+                    Val::Array { .. } => return Err(Diagnostic::error(args[0].span, "a size must be an i64, found an array")),
+                };
+                if !self.u.unify(&st, &ITy::Prim(Prim::I64)) {
+                    return Err(Diagnostic::error(args[0].span, format!("a size must be an i64, found {}", self.u.show(&st))));
+                }
+                let idx = ITy::Prim(Prim::I64);
+                let (lambda, rty) = if name == "iota" {
+                    let p = self.new_var("i", idx.clone(), span);
+                    (Lambda { params: vec![p], body: Block { stmts: vec![], results: vec![Operand::Var(p)] }, captures: vec![] }, idx)
+                } else {
+                    self.worker(&args[1], &[idx], None)?
+                };
+                let (outputs, v) = self.node_outputs(&rty, span)?;
+                self.push_node(span, NodeKind::Generate { size, f: lambda, outputs });
+                Ok(v)
+            }
+            "fold" => {
+                need(3)?;
+                let z = self.expr(&args[1])?;
+                if contains_array(&z) {
+                    return Err(Diagnostic::error(args[1].span, "a fold's initial value is a scalar or a tuple"));
+                }
+                let (inputs, r, elem) = self.array(&args[2], "the array folded")?;
+                if r != 1 {
+                    return Err(unsupported(args[2].span, "fold over arrays of rank 2 or 3"));
+                }
+                let zt = self.ty_of(&z);
+                let (op, rty) = self.worker(&args[0], &[zt.clone(), elem], Some(&zt))?;
+                if !self.u.unify(&rty, &zt) {
+                    return Err(Diagnostic::error(
+                        args[0].span,
+                        format!(
+                            "the fold operator returns {}, but the accumulator has type {}",
+                            self.u.show(&rty),
+                            self.u.show(&zt)
+                        ),
+                    ));
+                }
+                let mut init = vec![];
+                self.flatten_scalars(&z, &mut init);
+                let mut outputs = vec![];
+                let v = self.rebuild(&zt, &mut |s, p| {
+                    let o = s.new_var("acc", p.clone(), span);
+                    outputs.push(o);
+                    Val::Scalar(Operand::Var(o), p)
+                });
+                self.push_node(span, NodeKind::Fold { op, init, inputs, outputs });
+                Ok(v)
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    fn push_node(&mut self, span: Span, kind: NodeKind) {
+        let name = format!("node{}", self.nodes.len());
+        self.nodes.push(Node { name, span, kind });
+        let id = NodeId(self.nodes.len() as u32 - 1);
+        match self.targets.last_mut() {
+            Some(Target::Top(items)) => items.push(Item::Node(id)),
+            _ => unreachable!("nodes are only made at the top level"),
+        }
+    }
+
+    fn node_outputs(&mut self, elem: &ITy, span: Span) -> R<(Vec<VarId>, Val)> {
+        let rt = self.u.shallow(elem);
+        if matches!(rt, ITy::Array(..)) || !is_scalar_like(&self.u, &rt) {
+            return Err(Diagnostic::error(span, "a worker must return a scalar or a tuple of scalars"));
+        }
+        let mut leaves = vec![];
+        self.rebuild(elem, &mut |s, p| {
+            let v = s.new_var("arr", ITy::Array(1, Box::new(p.clone())), span);
+            leaves.push(v);
+            Val::Scalar(Operand::Var(v), p)
+        });
+        Ok((leaves.clone(), Val::Array { leaves, rank: 1, elem: elem.clone() }))
+    }
+
+    /// Elaborates a worker applied to parameters of the given types; returns
+    /// the lambda and the type of its result.
+    fn worker(&mut self, w: &Expr, param_tys: &[ITy], _acc: Option<&ITy>) -> R<(Lambda, ITy)> {
+        let mut params = vec![];
+        let mut vals = vec![];
+        for t in param_tys {
+            let v = self.rebuild(t, &mut |s, p| {
+                let x = s.new_var("p", p.clone(), w.span);
+                params.push(x);
+                Val::Scalar(Operand::Var(x), p)
+            });
+            vals.push(v);
+        }
+        self.targets.push(Target::Block(vec![]));
+        self.worker_depth += 1;
+        let r = self.apply(w, vals, param_tys.len());
+        self.worker_depth -= 1;
+        let stmts = match self.targets.pop() {
+            Some(Target::Block(s)) => s,
+            _ => unreachable!(),
+        };
+        let v = r?;
+        if contains_array(&v) {
+            return Err(Diagnostic::error(w.span, "a worker must return a scalar or a tuple of scalars"));
+        }
+        let mut results = vec![];
+        self.flatten_scalars(&v, &mut results);
+        let body = Block { stmts, results };
+        let captures = captures_of(&body, &params);
+        let t = self.ty_of(&v);
+        Ok((Lambda { params, body, captures }, t))
+    }
+
+    fn apply(&mut self, w: &Expr, vals: Vec<Val>, n: usize) -> R<Val> {
+        match &w.kind {
+            ExprKind::Lambda(ps, body) => {
+                if ps.len() != n {
+                    return Err(Diagnostic::error(
+                        w.span,
+                        format!("this worker takes {} parameter{}, but the combinator passes {}", ps.len(), if ps.len() == 1 { "" } else { "s" }, n),
+                    ));
+                }
+                let saved = self.scopes.len();
+                for (p, v) in ps.iter().zip(vals) {
+                    if let Val::Scalar(Operand::Var(x), _) = &v {
+                        self.vars[x.0 as usize].0 = p.name.clone();
+                    }
+                    self.scopes.push((p.name.clone(), v));
+                }
+                let r = self.expr(body);
+                self.scopes.truncate(saved);
+                r
+            }
+            ExprKind::Section(op) => {
+                if n != 2 {
+                    return Err(Diagnostic::error(w.span, format!("an operator section takes 2 arguments, but the combinator passes {}", n)));
+                }
+                let mut it = vals.into_iter();
+                let (a, b) = (it.next().unwrap(), it.next().unwrap());
+                match (a, b) {
+                    (Val::Scalar(oa, ta), Val::Scalar(ob, tb)) => {
+                        if matches!(op, BinOp::And | BinOp::Or) {
+                            // Both operands are already evaluated parameters: no short circuit is observable.
+                            if !self.u.is_bool(&ta) || !self.u.unify(&ta, &tb) {
+                                return Err(Diagnostic::error(w.span, format!("'{}' needs bool operands", op.symbol())));
+                            }
+                            let o = if *op == BinOp::And { BinOp::BitAnd } else { BinOp::BitOr };
+                            return Ok(self.assign("t", Rhs::Binary(o, oa, ob), ta, w.span));
+                        }
+                        self.binop(*op, (oa, ta), (ob, tb), w.span, None)
+                    }
+                    _ => Err(Diagnostic::error(w.span, format!("operator section ({}) applies to scalars, not tuples", op.symbol()))),
+                }
+            }
+            ExprKind::Name(name) if Builtin::from_name(name).is_some() => {
+                let b = Builtin::from_name(name).unwrap();
+                if b.arity() != n {
+                    return Err(Diagnostic::error(w.span, format!("'{}' takes {} arguments, but the combinator passes {}", name, b.arity(), n)));
+                }
+                let mut ops = vec![];
+                for v in vals {
+                    match v {
+                        Val::Scalar(o, t) => ops.push((o, t)),
+                        _ => return Err(Diagnostic::error(w.span, format!("'{}' applies to scalars", name))),
+                    }
+                }
+                self.builtin(b, ops, w.span)
+            }
+            ExprKind::Name(name) if self.lookup(name).is_none() && self.items.contains_key(name.as_str()) => {
+                let item = self.items[name.as_str()];
+                let args: Vec<Expr> = (0..vals.len()).map(|_| w.clone()).collect();
+                self.call_user(item, vals, &args, w.span)
+            }
+            _ => Err(Diagnostic::error(w.span, "expected a worker function: `|x| …`, an operator section like `(+)`, or a function name")),
+        }
+    }
+
+    // ------------------------------------------------------------ finishing
+
+    fn finish(&mut self, it: &ast::Item, params: Vec<Leaf>, results: Vec<Leaf>, items: Vec<Item>) -> R<Function> {
+        let mut vars: Vec<VarInfo> = vec![];
+        for (name, ity, span) in &self.vars {
+            let ty = match self.u.resolve(ity) {
+                Ty::Prim(p) => VarTy::Scalar(p),
+                Ty::Array(r, e) => VarTy::Array(r, e.leaves()[0]),
+                Ty::Tuple(_) => unreachable!("variables hold scalar leaves"),
+            };
+            vars.push(VarInfo { name: name.clone(), ty, span: *span });
+        }
+        // Fix every literal's constant to its type, checking that it fits.
+        let mut consts: std::collections::HashMap<VarId, Const> = Default::default();
+        for l in &self.lits {
+            let p = vars[l.var.0 as usize].ty.prim();
+            consts.insert(l.var, literal_const(&l.lit, l.negated, p, l.span)?);
+        }
+        let mut f = Function { name: it.name.name.clone(), span: it.span, params, results, items, nodes: std::mem::take(&mut self.nodes), vars };
+        fix_literals(&mut f, &consts);
+        propagate_copies(&mut f);
+        Ok(f)
+    }
+}
+
+fn principal_span(e: &Expr) -> Option<Span> {
+    match &e.kind {
+        ExprKind::Call(f, args) if f.name == "unzip" && args.len() == 1 => principal_span(&args[0]),
+        ExprKind::Call(f, _) if matches!(f.name.as_str(), "map" | "generate" | "iota" | "fold") => Some(e.span),
+        _ => None,
+    }
+}
+
+fn contains_array(v: &Val) -> bool {
+    match v {
+        Val::Scalar(..) => false,
+        Val::Tuple(vs) => vs.iter().any(contains_array),
+        Val::Array { .. } => true,
+    }
+}
+
+fn is_scalar_like(u: &Unifier, t: &ITy) -> bool {
+    match u.shallow(t) {
+        ITy::Prim(_) | ITy::Var(_) => true,
+        ITy::Tuple(ts) => ts.iter().all(|t| is_scalar_like(u, t)),
+        ITy::Array(..) => false,
+    }
+}
+
+fn reject_rank(t: &Ty, span: Span) -> R<()> {
+    match t {
+        Ty::Array(r, _) if *r > 1 => Err(unsupported(span, "arrays of rank 2 or 3")),
+        Ty::Tuple(ts) => ts.iter().try_for_each(|t| reject_rank(t, span)),
+        _ => Ok(()),
+    }
+}
+
+fn literal_const(l: &Lit, neg: bool, p: Prim, span: Span) -> R<Const> {
+    let too_big = || Diagnostic::error(span, format!("literal out of range for {}", p.name()));
+    Ok(match (l, p) {
+        (Lit::Int(v, _), Prim::I32) => {
+            let v = if neg { -(*v as i128) } else { *v as i128 };
+            Const::I32(i32::try_from(v).map_err(|_| too_big())?)
+        }
+        (Lit::Int(v, _), Prim::I64) => {
+            let v = if neg { -(*v as i128) } else { *v as i128 };
+            Const::I64(i64::try_from(v).map_err(|_| too_big())?)
+        }
+        (Lit::Float(v, _), Prim::F32) => {
+            let v = if neg { -*v } else { *v };
+            let f = v as f32;
+            if f.is_infinite() {
+                return Err(too_big());
+            }
+            Const::F32(f)
+        }
+        (Lit::Float(v, _), Prim::F64) => {
+            let v = if neg { -*v } else { *v };
+            if v.is_infinite() {
+                return Err(too_big());
+            }
+            Const::F64(v)
+        }
+        _ => unreachable!("unification keeps literal kinds"),
+    })
+}
+
+fn fix_literals(f: &mut Function, consts: &std::collections::HashMap<VarId, Const>) {
+    fn block(b: &mut Block, c: &std::collections::HashMap<VarId, Const>) {
+        for s in &mut b.stmts {
+            stmt(s, c);
+        }
+    }
+    fn stmt(s: &mut Stmt, c: &std::collections::HashMap<VarId, Const>) {
+        match s {
+            Stmt::Assign { dst, rhs, .. } => {
+                if let Some(k) = c.get(dst) {
+                    *rhs = Rhs::Copy(Operand::Const(*k));
+                }
+            }
+            Stmt::If { then, els, .. } => {
+                block(then, c);
+                block(els, c);
+            }
+        }
+    }
+    for it in &mut f.items {
+        if let Item::Stmt(s) = it {
+            stmt(s, consts);
+        }
+    }
+    for n in &mut f.nodes {
+        match &mut n.kind {
+            NodeKind::Map { f, .. } | NodeKind::Generate { f, .. } => block(&mut f.body, consts),
+            NodeKind::Fold { op, .. } => block(&mut op.body, consts),
+        }
+    }
+}
+
+/// Replaces variables bound to a constant or to another variable by what
+/// they copy, and drops those statements, so dumps show `x + 1.0`.
+fn propagate_copies(f: &mut Function) {
+    use std::collections::HashMap;
+    let mut map: HashMap<VarId, Operand> = HashMap::new();
+    fn sub(map: &HashMap<VarId, Operand>, o: &mut Operand) {
+        while let Operand::Var(v) = *o {
+            match map.get(&v) {
+                Some(n) => *o = *n,
+                None => break,
+            }
+        }
+    }
+    fn sub_var(map: &HashMap<VarId, Operand>, v: &mut VarId) {
+        if let Some(Operand::Var(n)) = map.get(v) {
+            *v = *n;
+            sub_var(map, v);
+        }
+    }
+    fn rhs(map: &HashMap<VarId, Operand>, r: &mut Rhs) {
+        match r {
+            Rhs::Copy(o) | Rhs::Unary(_, o) | Rhs::Cast(_, o) => sub(map, o),
+            Rhs::Binary(_, a, b) => {
+                sub(map, a);
+                sub(map, b)
+            }
+            Rhs::Builtin(_, a) => a.iter_mut().for_each(|o| sub(map, o)),
+            Rhs::Select(a, b, c) => {
+                sub(map, a);
+                sub(map, b);
+                sub(map, c)
+            }
+            Rhs::Index(a, ix) => {
+                sub_var(map, a);
+                ix.iter_mut().for_each(|o| sub(map, o))
+            }
+            Rhs::Length(a, _) => sub_var(map, a),
+        }
+    }
+    fn block(map: &mut HashMap<VarId, Operand>, b: &mut Block) {
+        let stmts = std::mem::take(&mut b.stmts);
+        for mut s in stmts {
+            if let Some(s) = stmt(map, &mut s) {
+                b.stmts.push(s);
+            }
+        }
+        b.results.iter_mut().for_each(|o| sub(map, o));
+    }
+    fn stmt(map: &mut HashMap<VarId, Operand>, s: &mut Stmt) -> Option<Stmt> {
+        match s {
+            Stmt::Assign { dst, rhs: r, .. } => {
+                rhs(map, r);
+                if let Rhs::Copy(o) = r {
+                    map.insert(*dst, *o);
+                    return None;
+                }
+            }
+            Stmt::If { cond, then, els, .. } => {
+                sub(map, cond);
+                block(map, then);
+                block(map, els);
+            }
+        }
+        Some(s.clone())
+    }
+    let items = std::mem::take(&mut f.items);
+    for it in items {
+        match it {
+            Item::Stmt(mut s) => {
+                if let Some(s) = stmt(&mut map, &mut s) {
+                    f.items.push(Item::Stmt(s));
+                }
+            }
+            Item::Node(id) => {
+                let n = &mut f.nodes[id.0 as usize];
+                match &mut n.kind {
+                    NodeKind::Map { f: l, inputs, .. } => {
+                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
+                        block(&mut map, &mut l.body);
+                    }
+                    NodeKind::Generate { size, f: l, .. } => {
+                        sub(&map, size);
+                        block(&mut map, &mut l.body);
+                    }
+                    NodeKind::Fold { op, init, inputs, .. } => {
+                        init.iter_mut().for_each(|o| sub(&map, o));
+                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
+                        block(&mut map, &mut op.body);
+                    }
+                }
+                let l = match &mut n.kind {
+                    NodeKind::Map { f, .. } | NodeKind::Generate { f, .. } => f,
+                    NodeKind::Fold { op, .. } => op,
+                };
+                l.captures = captures_of(&l.body, &l.params);
+                f.items.push(Item::Node(id));
+            }
+        }
+    }
+    f.results.iter_mut().for_each(|l| sub(&map, &mut l.value));
+}
+
+/// The variables a block uses that it neither defines nor receives as parameters.
+pub fn captures_of(b: &Block, params: &[VarId]) -> Vec<VarId> {
+    let mut defined: HashSet<VarId> = params.iter().copied().collect();
+    let mut out: Vec<VarId> = vec![];
+    fn use_v(v: VarId, d: &HashSet<VarId>, out: &mut Vec<VarId>) {
+        if !d.contains(&v) && !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    fn use_o(o: &Operand, d: &HashSet<VarId>, out: &mut Vec<VarId>) {
+        if let Operand::Var(v) = o {
+            use_v(*v, d, out);
+        }
+    }
+    fn walk(b: &Block, d: &mut HashSet<VarId>, out: &mut Vec<VarId>) {
+        for s in &b.stmts {
+            match s {
+                Stmt::Assign { dst, rhs, .. } => {
+                    match rhs {
+                        Rhs::Copy(o) | Rhs::Unary(_, o) | Rhs::Cast(_, o) => use_o(o, d, out),
+                        Rhs::Binary(_, a, b) => {
+                            use_o(a, d, out);
+                            use_o(b, d, out)
+                        }
+                        Rhs::Builtin(_, a) => a.iter().for_each(|o| use_o(o, d, out)),
+                        Rhs::Select(a, b, c) => [a, b, c].iter().for_each(|o| use_o(o, d, out)),
+                        Rhs::Index(a, ix) => {
+                            use_v(*a, d, out);
+                            ix.iter().for_each(|o| use_o(o, d, out))
+                        }
+                        Rhs::Length(a, _) => use_v(*a, d, out),
+                    }
+                    d.insert(*dst);
+                }
+                Stmt::If { dsts, cond, then, els, .. } => {
+                    use_o(cond, d, out);
+                    walk(then, &mut d.clone(), out);
+                    walk(els, &mut d.clone(), out);
+                    d.extend(dsts.iter().copied());
+                }
+            }
+        }
+        b.results.iter().for_each(|o| use_o(o, d, out));
+    }
+    walk(b, &mut defined, &mut out);
+    out.sort();
+    out
+}

@@ -1,0 +1,149 @@
+//! Source files, spans and diagnostics: errors are data, rendered at the edge
+//! in the `FILE:LINE:COL: error: MESSAGE` form that LANGUAGE.md fixes.
+
+use std::fmt::Write;
+
+/// A byte range in the one source file being compiled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start: start as u32, end: end as u32 }
+    }
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+}
+
+/// The text of a source file with its line starts, for locating spans.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        let text = text.into();
+        let mut line_starts = vec![0];
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' {
+                line_starts.push(i + 1);
+            }
+        }
+        SourceFile { name: name.into(), text, line_starts }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let offset = (offset as usize).min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let col = self.text[start..offset].chars().count() + 1;
+        (line + 1, col)
+    }
+
+    fn line_text(&self, line: usize) -> &str {
+        let start = self.line_starts[line - 1];
+        let end = self.line_starts.get(line).copied().unwrap_or(self.text.len());
+        self.text[start..end].trim_end_matches(['\n', '\r'])
+    }
+
+    /// `FILE:LINE:COL`, the prefix of diagnostics and of run-time error messages.
+    pub fn location(&self, span: Span) -> String {
+        let (l, c) = self.line_col(span.start);
+        format!("{}:{}:{}", self.name, l, c)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Note,
+}
+
+/// One diagnostic: a message at a primary span, secondary labels and notes.
+#[derive(Clone, Debug)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub message: String,
+    pub span: Span,
+    pub labels: Vec<(Span, String)>,
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn error(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Error, message: message.into(), span, labels: vec![], notes: vec![] }
+    }
+    pub fn with_label(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
+        self.labels.push((span, text.into()));
+        self
+    }
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// Renders as `FILE:LINE:COL: error: MESSAGE`, the source line, a caret
+    /// line under the span, then each label and note.
+    pub fn render(&self, file: &SourceFile) -> String {
+        let mut out = String::new();
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Note => "note",
+        };
+        let _ = writeln!(out, "{}: {}: {}", file.location(self.span), sev, self.message);
+        render_snippet(&mut out, file, self.span, None);
+        for (span, text) in &self.labels {
+            let _ = writeln!(out, "{}: note: {}", file.location(*span), text);
+            render_snippet(&mut out, file, *span, None);
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "  = note: {}", n);
+        }
+        out
+    }
+}
+
+fn render_snippet(out: &mut String, file: &SourceFile, span: Span, label: Option<&str>) {
+    if file.text.is_empty() {
+        return;
+    }
+    let (line, col) = file.line_col(span.start);
+    let text = file.line_text(line);
+    let (end_line, end_col) = file.line_col(span.end.max(span.start));
+    let width = if end_line == line { end_col.saturating_sub(col).max(1) } else { text.chars().count().saturating_sub(col - 1).max(1) };
+    let gutter = format!("{}", line);
+    let _ = writeln!(out, "{} | {}", gutter, text.replace('\t', " "));
+    let _ = writeln!(
+        out,
+        "{} | {}{}{}",
+        " ".repeat(gutter.len()),
+        " ".repeat(col - 1),
+        "^".repeat(width),
+        label.map(|l| format!(" {}", l)).unwrap_or_default()
+    );
+}
+
+/// Renders a list of diagnostics.
+pub fn render_all(diags: &[Diagnostic], file: &SourceFile) -> String {
+    diags.iter().map(|d| d.render(file)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_location_line_and_caret() {
+        let f = SourceFile::new("a.acc", "fn f() -> i64 {\n  1 + true\n}\n");
+        let d = Diagnostic::error(Span::new(22, 26), "mismatched types");
+        assert_eq!(d.render(&f), "a.acc:2:7: error: mismatched types\n2 |   1 + true\n  |       ^^^^\n");
+    }
+}

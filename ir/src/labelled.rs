@@ -1,0 +1,551 @@
+//! The labelled let-bound program: every combinator application is a node
+//! with a `NodeId` and variable arguments, every scalar computation a flat
+//! statement, tuples flattened into their scalar leaves and arrays of tuples
+//! into one array per component (struct of arrays). All dependencies are
+//! explicit: a worker lists the scalars and arrays it captures.
+
+use crate::ast::{BinOp, UnOp};
+use crate::diag::Span;
+use crate::types::Prim;
+use std::collections::HashSet;
+use std::fmt::{self, Write};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+/// The type of a labelled variable: a scalar, or an array of scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VarTy {
+    Scalar(Prim),
+    Array(u8, Prim),
+}
+
+impl VarTy {
+    pub fn prim(self) -> Prim {
+        match self {
+            VarTy::Scalar(p) | VarTy::Array(_, p) => p,
+        }
+    }
+    pub fn is_array(self) -> bool {
+        matches!(self, VarTy::Array(..))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct VarInfo {
+    pub name: String,
+    pub ty: VarTy,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Const {
+    Bool(bool),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Const {
+    pub fn prim(self) -> Prim {
+        match self {
+            Const::Bool(_) => Prim::Bool,
+            Const::I32(_) => Prim::I32,
+            Const::I64(_) => Prim::I64,
+            Const::F32(_) => Prim::F32,
+            Const::F64(_) => Prim::F64,
+        }
+    }
+}
+
+impl fmt::Display for Const {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Const::Bool(b) => write!(f, "{}", b),
+            Const::I32(v) => write!(f, "{}i32", v),
+            Const::I64(v) => write!(f, "{}", v),
+            Const::F32(v) => write!(f, "{:?}f32", v),
+            Const::F64(v) => write!(f, "{:?}", v),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Operand {
+    Var(VarId),
+    Const(Const),
+}
+
+/// Built-in scalar functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    Min,
+    Max,
+    Abs,
+    Sqrt,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Tan,
+    Erf,
+    Floor,
+    Ceil,
+    Round,
+    Pow,
+}
+
+impl Builtin {
+    pub fn from_name(s: &str) -> Option<Builtin> {
+        use Builtin::*;
+        Some(match s {
+            "min" => Min,
+            "max" => Max,
+            "abs" => Abs,
+            "sqrt" => Sqrt,
+            "exp" => Exp,
+            "log" => Log,
+            "sin" => Sin,
+            "cos" => Cos,
+            "tan" => Tan,
+            "erf" => Erf,
+            "floor" => Floor,
+            "ceil" => Ceil,
+            "round" => Round,
+            "pow" => Pow,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        use Builtin::*;
+        match self {
+            Min => "min",
+            Max => "max",
+            Abs => "abs",
+            Sqrt => "sqrt",
+            Exp => "exp",
+            Log => "log",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Erf => "erf",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Pow => "pow",
+        }
+    }
+    pub fn arity(self) -> usize {
+        match self {
+            Builtin::Min | Builtin::Max | Builtin::Pow => 2,
+            _ => 1,
+        }
+    }
+    /// True for the functions defined on floats only.
+    pub fn float_only(self) -> bool {
+        !matches!(self, Builtin::Min | Builtin::Max | Builtin::Abs)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rhs {
+    Copy(Operand),
+    Unary(UnOp, Operand),
+    /// `&&` and `||` never appear here: they are lowered to `If`.
+    Binary(BinOp, Operand, Operand),
+    Builtin(Builtin, Vec<Operand>),
+    Cast(Prim, Operand),
+    Select(Operand, Operand, Operand),
+    /// Random access into an array: a run-time error if out of range.
+    Index(VarId, Vec<Operand>),
+    /// The extent of dimension `dim` of an array.
+    Length(VarId, u8),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Assign { dst: VarId, rhs: Rhs, span: Span },
+    /// Evaluates only the branch it takes; each branch yields one value per `dst`.
+    If { dsts: Vec<VarId>, cond: Operand, then: Block, els: Block, span: Span },
+}
+
+/// A straight-line sequence of statements and the operands it yields.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub results: Vec<Operand>,
+}
+
+/// A worker function: scalar parameters, a body, and what it captures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lambda {
+    pub params: Vec<VarId>,
+    pub body: Block,
+    /// Variables of the enclosing function the body uses (scalars, and arrays it indexes or measures).
+    pub captures: Vec<VarId>,
+}
+
+/// Array combinators, the nodes of the dependency graph.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeKind {
+    /// `outputs[k][i] = f(inputs[0][i], …)[k]`; one lambda parameter per input leaf.
+    Map { f: Lambda, inputs: Vec<VarId>, outputs: Vec<VarId> },
+    /// `outputs[k][i] = f(i)[k]` for `i < size`.
+    Generate { size: Operand, f: Lambda, outputs: Vec<VarId> },
+    /// `outputs = op(…op(init, input[0])…, input[n-1])`; the lambda's parameters
+    /// are the accumulator leaves then the element leaves.
+    Fold { op: Lambda, init: Vec<Operand>, inputs: Vec<VarId>, outputs: Vec<VarId> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// The `let` name, or `LET.K` for a nested combinator.
+    pub name: String,
+    pub span: Span,
+    pub kind: NodeKind,
+}
+
+impl Node {
+    pub fn combinator(&self) -> &'static str {
+        match &self.kind {
+            NodeKind::Map { .. } => "map",
+            NodeKind::Generate { .. } => "generate",
+            NodeKind::Fold { .. } => "fold",
+        }
+    }
+    /// Arrays read element by element in iteration order (fusible inputs).
+    pub fn streamed_inputs(&self) -> &[VarId] {
+        match &self.kind {
+            NodeKind::Map { inputs, .. } | NodeKind::Fold { inputs, .. } => inputs,
+            NodeKind::Generate { .. } => &[],
+        }
+    }
+    pub fn outputs(&self) -> &[VarId] {
+        match &self.kind {
+            NodeKind::Map { outputs, .. } | NodeKind::Generate { outputs, .. } | NodeKind::Fold { outputs, .. } => outputs,
+        }
+    }
+    pub fn lambda(&self) -> &Lambda {
+        match &self.kind {
+            NodeKind::Map { f, .. } | NodeKind::Generate { f, .. } => f,
+            NodeKind::Fold { op, .. } => op,
+        }
+    }
+    /// Scalar operands outside the worker (sizes, initial values).
+    pub fn scalar_args(&self) -> Vec<Operand> {
+        match &self.kind {
+            NodeKind::Map { .. } => vec![],
+            NodeKind::Generate { size, .. } => vec![*size],
+            NodeKind::Fold { init, .. } => init.clone(),
+        }
+    }
+    /// Every variable of the enclosing function the node uses other than streamed inputs.
+    pub fn uses_outside_stream(&self) -> Vec<VarId> {
+        let mut v: Vec<VarId> = self.lambda().captures.clone();
+        for o in self.scalar_args() {
+            if let Operand::Var(x) = o {
+                v.push(x);
+            }
+        }
+        v
+    }
+}
+
+/// An item of a function body, in source order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Stmt(Stmt),
+    Node(NodeId),
+}
+
+/// One leaf of a flattened parameter or result, with its C name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Leaf {
+    pub c_name: String,
+    pub value: Operand,
+}
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub span: Span,
+    pub params: Vec<Leaf>,
+    pub results: Vec<Leaf>,
+    pub items: Vec<Item>,
+    pub nodes: Vec<Node>,
+    pub vars: Vec<VarInfo>,
+}
+
+/// The exported functions of a program, each with its non-exported callees inlined.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub functions: Vec<Function>,
+}
+
+impl Function {
+    pub fn var(&self, v: VarId) -> &VarInfo {
+        &self.vars[v.0 as usize]
+    }
+    pub fn node(&self, n: NodeId) -> &Node {
+        &self.nodes[n.0 as usize]
+    }
+    pub fn node_ids(&self) -> impl Iterator<Item = NodeId> {
+        (0..self.nodes.len() as u32).map(NodeId)
+    }
+    /// `name_12`: the printed form of a variable, unique within the function.
+    pub fn var_name(&self, v: VarId) -> String {
+        format!("{}_{}", self.var(v).name, v.0)
+    }
+    pub fn operand(&self, o: &Operand) -> String {
+        match o {
+            Operand::Var(v) => format!("%{}", self.var_name(*v)),
+            Operand::Const(c) => c.to_string(),
+        }
+    }
+    /// The node that produces each variable, if any.
+    pub fn producers(&self) -> Vec<Option<NodeId>> {
+        let mut p = vec![None; self.vars.len()];
+        for n in self.node_ids() {
+            for o in self.node(n).outputs() {
+                p[o.0 as usize] = Some(n);
+            }
+        }
+        p
+    }
+    /// Variables that are parameters of the function.
+    pub fn param_vars(&self) -> Vec<VarId> {
+        self.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect()
+    }
+}
+
+// ---------------------------------------------------------------- printer
+
+fn print_block(f: &Function, b: &Block, indent: usize, out: &mut String) {
+    for s in &b.stmts {
+        print_stmt(f, s, indent, out);
+    }
+    let res: Vec<String> = b.results.iter().map(|o| f.operand(o)).collect();
+    let _ = writeln!(out, "{}yield {}", "  ".repeat(indent), res.join(", "));
+}
+
+pub fn print_rhs(f: &Function, rhs: &Rhs) -> String {
+    match rhs {
+        Rhs::Copy(o) => f.operand(o),
+        Rhs::Unary(op, o) => format!("{}{}", if *op == UnOp::Neg { "-" } else { "!" }, f.operand(o)),
+        Rhs::Binary(op, a, b) => format!("{} {} {}", f.operand(a), op.symbol(), f.operand(b)),
+        Rhs::Builtin(b, args) => {
+            format!("{}({})", b.name(), args.iter().map(|a| f.operand(a)).collect::<Vec<_>>().join(", "))
+        }
+        Rhs::Cast(p, o) => format!("{}({})", p.name(), f.operand(o)),
+        Rhs::Select(c, a, b) => format!("select({}, {}, {})", f.operand(c), f.operand(a), f.operand(b)),
+        Rhs::Index(a, ix) => {
+            format!("%{}[{}]", f.var_name(*a), ix.iter().map(|a| f.operand(a)).collect::<Vec<_>>().join(", "))
+        }
+        Rhs::Length(a, d) => format!("length(%{}, {})", f.var_name(*a), d),
+    }
+}
+
+pub fn print_stmt(f: &Function, s: &Stmt, indent: usize, out: &mut String) {
+    let pad = "  ".repeat(indent);
+    match s {
+        Stmt::Assign { dst, rhs, .. } => {
+            let _ = writeln!(out, "{}%{}: {} = {}", pad, f.var_name(*dst), ty_str(f.var(*dst).ty), print_rhs(f, rhs));
+        }
+        Stmt::If { dsts, cond, then, els, .. } => {
+            let d: Vec<String> = dsts.iter().map(|d| format!("%{}", f.var_name(*d))).collect();
+            let _ = writeln!(out, "{}{} = if {} {{", pad, d.join(", "), f.operand(cond));
+            print_block(f, then, indent + 1, out);
+            let _ = writeln!(out, "{}}} else {{", pad);
+            print_block(f, els, indent + 1, out);
+            let _ = writeln!(out, "{}}}", pad);
+        }
+    }
+}
+
+pub fn ty_str(t: VarTy) -> String {
+    match t {
+        VarTy::Scalar(p) => p.name().to_string(),
+        VarTy::Array(r, p) => format!("{}{}{}", "[".repeat(r as usize), p.name(), "]".repeat(r as usize)),
+    }
+}
+
+fn vars(f: &Function, vs: &[VarId]) -> String {
+    vs.iter().map(|v| format!("%{}", f.var_name(*v))).collect::<Vec<_>>().join(", ")
+}
+
+fn print_lambda(f: &Function, l: &Lambda, indent: usize, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "{}|{}| captures [{}] {{",
+        "  ".repeat(indent),
+        vars(f, &l.params),
+        vars(f, &l.captures)
+    );
+    print_block(f, &l.body, indent + 1, out);
+    let _ = writeln!(out, "{}}}", "  ".repeat(indent));
+}
+
+pub fn print_node(f: &Function, id: NodeId, indent: usize, out: &mut String) {
+    let n = f.node(id);
+    let pad = "  ".repeat(indent);
+    let outs = vars(f, n.outputs());
+    match &n.kind {
+        NodeKind::Map { f: l, inputs, .. } => {
+            let _ = writeln!(out, "{}node {} \"{}\": {} = map({})", pad, id.0, n.name, outs, vars(f, inputs));
+            print_lambda(f, l, indent + 1, out);
+        }
+        NodeKind::Generate { size, f: l, .. } => {
+            let _ = writeln!(out, "{}node {} \"{}\": {} = generate({})", pad, id.0, n.name, outs, f.operand(size));
+            print_lambda(f, l, indent + 1, out);
+        }
+        NodeKind::Fold { op, init, inputs, .. } => {
+            let i: Vec<String> = init.iter().map(|o| f.operand(o)).collect();
+            let _ =
+                writeln!(out, "{}node {} \"{}\": {} = fold(({}), {})", pad, id.0, n.name, outs, i.join(", "), vars(f, inputs));
+            print_lambda(f, op, indent + 1, out);
+        }
+    }
+}
+
+/// `--emit=labelled`: every function, its flattened signature and its body.
+pub fn print_program(p: &Program) -> String {
+    let mut out = String::new();
+    for f in &p.functions {
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|l| match l.value {
+                Operand::Var(v) => format!("%{}: {}", f.var_name(v), ty_str(f.var(v).ty)),
+                Operand::Const(c) => c.to_string(),
+            })
+            .collect();
+        let _ = writeln!(out, "fn {}({}) {{", f.name, params.join(", "));
+        for it in &f.items {
+            match it {
+                Item::Stmt(s) => print_stmt(f, s, 1, &mut out),
+                Item::Node(n) => print_node(f, *n, 1, &mut out),
+            }
+        }
+        let res: Vec<String> = f.results.iter().map(|l| format!("{} = {}", l.c_name, f.operand(&l.value))).collect();
+        let _ = writeln!(out, "  return {}", res.join(", "));
+        let _ = writeln!(out, "}}");
+    }
+    out
+}
+
+// ---------------------------------------------------------------- verifier
+
+/// Checks that every variable is defined once, before it is used, with a
+/// type that fits, and that lambdas list exactly the outer variables they use.
+pub fn verify(f: &Function) -> Result<(), String> {
+    let mut defined: HashSet<VarId> = HashSet::new();
+    for v in f.param_vars() {
+        if !defined.insert(v) {
+            return Err(format!("parameter %{} defined twice", f.var_name(v)));
+        }
+    }
+    fn def(f: &Function, d: &mut HashSet<VarId>, v: VarId) -> Result<(), String> {
+        if v.0 as usize >= f.vars.len() {
+            return Err(format!("variable {} out of range", v.0));
+        }
+        if !d.insert(v) {
+            return Err(format!("%{} defined twice", f.var_name(v)));
+        }
+        Ok(())
+    }
+    fn use_op(f: &Function, d: &HashSet<VarId>, o: &Operand) -> Result<(), String> {
+        if let Operand::Var(v) = o {
+            if !d.contains(v) {
+                return Err(format!("%{} used before its definition", f.var_name(*v)));
+            }
+        }
+        Ok(())
+    }
+    fn rhs_uses(r: &Rhs) -> Vec<Operand> {
+        match r {
+            Rhs::Copy(o) | Rhs::Unary(_, o) | Rhs::Cast(_, o) => vec![*o],
+            Rhs::Binary(_, a, b) => vec![*a, *b],
+            Rhs::Builtin(_, a) => a.clone(),
+            Rhs::Select(a, b, c) => vec![*a, *b, *c],
+            Rhs::Index(a, ix) => std::iter::once(Operand::Var(*a)).chain(ix.iter().copied()).collect(),
+            Rhs::Length(a, _) => vec![Operand::Var(*a)],
+        }
+    }
+    fn block(f: &Function, d: &mut HashSet<VarId>, b: &Block) -> Result<(), String> {
+        for s in &b.stmts {
+            match s {
+                Stmt::Assign { dst, rhs, .. } => {
+                    for o in rhs_uses(rhs) {
+                        use_op(f, d, &o)?;
+                    }
+                    if f.var(*dst).ty.is_array() {
+                        return Err(format!("scalar statement defines array %{}", f.var_name(*dst)));
+                    }
+                    def(f, d, *dst)?;
+                }
+                Stmt::If { dsts, cond, then, els, .. } => {
+                    use_op(f, d, cond)?;
+                    for br in [then, els] {
+                        if br.results.len() != dsts.len() {
+                            return Err("if branch yields the wrong number of values".into());
+                        }
+                        let mut inner = d.clone();
+                        block(f, &mut inner, br)?;
+                    }
+                    for v in dsts {
+                        def(f, d, *v)?;
+                    }
+                }
+            }
+        }
+        for o in &b.results {
+            use_op(f, d, o)?;
+        }
+        Ok(())
+    }
+    for it in &f.items {
+        match it {
+            Item::Stmt(s) => block(f, &mut defined, &Block { stmts: vec![s.clone()], results: vec![] })?,
+            Item::Node(id) => {
+                let n = f.node(*id);
+                for v in n.streamed_inputs() {
+                    use_op(f, &defined, &Operand::Var(*v))?;
+                    if !f.var(*v).ty.is_array() {
+                        return Err(format!("node {} streams scalar %{}", n.name, f.var_name(*v)));
+                    }
+                }
+                for o in n.scalar_args() {
+                    use_op(f, &defined, &o)?;
+                }
+                let l = n.lambda();
+                let mut inner = defined.clone();
+                for c in &l.captures {
+                    use_op(f, &defined, &Operand::Var(*c))?;
+                }
+                // Only parameters and captures may be used inside the worker.
+                let mut scope: HashSet<VarId> = l.captures.iter().copied().collect();
+                for p in &l.params {
+                    def(f, &mut inner, *p)?;
+                    scope.insert(*p);
+                }
+                block(f, &mut scope, &l.body)?;
+                for v in scope {
+                    inner.insert(v);
+                }
+                for o in n.outputs() {
+                    def(f, &mut defined, *o)?;
+                }
+                for v in inner {
+                    defined.insert(v);
+                }
+            }
+        }
+    }
+    for r in &f.results {
+        use_op(f, &defined, &r.value)?;
+    }
+    Ok(())
+}
