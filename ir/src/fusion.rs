@@ -1,1 +1,80 @@
-//! fusion
+//! The explicit fusion tree of a cluster (papers/001 §4.4): how its members
+//! fuse, as Vertical (the first's arrays are consumed by the rest and not
+//! kept), Diagonal (consumed and also written) and Horizontal (independent,
+//! sharing only their inputs) nodes over leaf combinators.
+
+use crate::labelled::{Function, NodeId, VarId};
+use std::fmt::Write;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FusionTree {
+    Leaf(NodeId),
+    Vertical { via: Vec<VarId>, first: Box<FusionTree>, then: Box<FusionTree> },
+    Diagonal { via: Vec<VarId>, first: Box<FusionTree>, then: Box<FusionTree> },
+    Horizontal(Box<FusionTree>, Box<FusionTree>),
+}
+
+impl FusionTree {
+    pub fn leaves(&self) -> Vec<NodeId> {
+        match self {
+            FusionTree::Leaf(n) => vec![*n],
+            FusionTree::Vertical { first, then, .. } | FusionTree::Diagonal { first, then, .. } | FusionTree::Horizontal(first, then) => {
+                let mut v = first.leaves();
+                v.extend(then.leaves());
+                v
+            }
+        }
+    }
+    /// (vertical, horizontal, diagonal) node counts, for structural tests.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        match self {
+            FusionTree::Leaf(_) => (0, 0, 0),
+            FusionTree::Vertical { first, then, .. } | FusionTree::Diagonal { first, then, .. } | FusionTree::Horizontal(first, then) => {
+                let (a, b) = (first.counts(), then.counts());
+                let own = match self {
+                    FusionTree::Vertical { .. } => (1, 0, 0),
+                    FusionTree::Horizontal(..) => (0, 1, 0),
+                    _ => (0, 0, 1),
+                };
+                (a.0 + b.0 + own.0, a.1 + b.1 + own.1, a.2 + b.2 + own.2)
+            }
+        }
+    }
+}
+
+fn print_tree(f: &Function, t: &FusionTree, indent: usize, out: &mut String) {
+    let pad = "  ".repeat(indent);
+    let names = |vs: &[VarId]| vs.iter().map(|v| f.var(*v).name.clone()).collect::<Vec<_>>().join(", ");
+    match t {
+        FusionTree::Leaf(n) => {
+            let _ = writeln!(out, "{}Leaf {} \"{}\"", pad, f.node(*n).combinator(), f.node(*n).name);
+        }
+        FusionTree::Vertical { via, first, then } => {
+            let _ = writeln!(out, "{}Vertical [{}]", pad, names(via));
+            print_tree(f, first, indent + 1, out);
+            print_tree(f, then, indent + 1, out);
+        }
+        FusionTree::Diagonal { via, first, then } => {
+            let _ = writeln!(out, "{}Diagonal [{}]", pad, names(via));
+            print_tree(f, first, indent + 1, out);
+            print_tree(f, then, indent + 1, out);
+        }
+        FusionTree::Horizontal(a, b) => {
+            let _ = writeln!(out, "{}Horizontal", pad);
+            print_tree(f, a, indent + 1, out);
+            print_tree(f, b, indent + 1, out);
+        }
+    }
+}
+
+/// `--emit=fusion-tree`: one tree per cluster.
+pub fn print(f: &Function, trees: &[FusionTree]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "fn {}", f.name);
+    for (i, t) in trees.iter().enumerate() {
+        let (v, h, d) = t.counts();
+        let _ = writeln!(out, "cluster {}: vertical {} horizontal {} diagonal {}", i, v, h, d);
+        print_tree(f, t, 1, &mut out);
+    }
+    out
+}

@@ -1,1 +1,131 @@
-//! graph
+//! The dependency graph (papers/000 Fig. 1.10, papers/002 §4.1): nodes are
+//! combinators, edges the variables that flow between them, each fusible
+//! (streamed in iteration order) or fusion-preventing (with its reason).
+
+use crate::labelled::{Function, NodeId, VarId};
+use crate::sizes::{SizeId, Sizes};
+use indexmap::{IndexMap, IndexSet};
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use std::fmt::Write;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// The consumer reads the arrays element by element, in this order
+    /// (0 = left to right; later issues add right to left and gather labels).
+    Fusible { order: u32 },
+    /// The producer must finish before the consumer starts.
+    Preventing { reason: String },
+}
+
+#[derive(Clone, Debug)]
+pub struct Edge {
+    pub kind: EdgeKind,
+    /// The arrays (or scalars) that flow along the edge.
+    pub vars: Vec<VarId>,
+}
+
+impl Edge {
+    pub fn is_fusible(&self) -> bool {
+        matches!(self.kind, EdgeKind::Fusible { .. })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct DepGraph {
+    /// Node index `i` is `NodeId(i)`.
+    pub graph: DiGraph<NodeId, Edge>,
+    /// Each array with the nodes that stream it, in source order.
+    pub readers: IndexMap<VarId, Vec<NodeId>>,
+    /// Arrays that must be written to memory whatever the clustering:
+    /// results, and arrays indexed or read outside any node.
+    pub forced_manifest: IndexSet<VarId>,
+    pub iteration: Vec<SizeId>,
+}
+
+impl DepGraph {
+    pub fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.graph.node_indices().map(|i| self.graph[i])
+    }
+    pub fn len(&self) -> usize {
+        self.graph.node_count()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.graph.node_count() == 0
+    }
+    pub fn idx(n: NodeId) -> NodeIndex {
+        NodeIndex::new(n.0 as usize)
+    }
+    /// Every edge as (producer, consumer, edge).
+    pub fn edges(&self) -> impl Iterator<Item = (NodeId, NodeId, &Edge)> + '_ {
+        self.graph.edge_references().map(|e| (self.graph[e.source()], self.graph[e.target()], e.weight()))
+    }
+    pub fn edge(&self, a: NodeId, b: NodeId) -> Option<&Edge> {
+        self.graph.find_edge(Self::idx(a), Self::idx(b)).map(|e| &self.graph[e])
+    }
+    /// Pairs of nodes that stream a common array in the same order, each
+    /// once, in source order, with the arrays they share.
+    pub fn siblings(&self) -> IndexMap<(NodeId, NodeId), Vec<VarId>> {
+        let mut out: IndexMap<(NodeId, NodeId), Vec<VarId>> = IndexMap::new();
+        for (x, rs) in &self.readers {
+            for i in 0..rs.len() {
+                for j in i + 1..rs.len() {
+                    if rs[i] != rs[j] {
+                        let key = (rs[i].min(rs[j]), rs[i].max(rs[j]));
+                        out.entry(key).or_default().push(*x);
+                    }
+                }
+            }
+        }
+        out
+    }
+    /// Is there a path from `a` to `b` through a fusion-preventing edge?
+    /// Such nodes can never share a cluster (papers/000 §1.4.5).
+    pub fn preventing_path(&self, a: NodeId, b: NodeId) -> bool {
+        // Nodes reachable from a: (node, crossed a preventing edge).
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![(a, false)];
+        while let Some((n, crossed)) = stack.pop() {
+            if n == b && crossed {
+                return true;
+            }
+            if !seen.insert((n, crossed)) {
+                continue;
+            }
+            for e in self.graph.edges(Self::idx(n)) {
+                let c = crossed || !e.weight().is_fusible();
+                stack.push((self.graph[e.target()], c));
+            }
+        }
+        false
+    }
+}
+
+/// `--emit=graph`: nodes with their iteration sizes, edges with their kind
+/// (fusion-preventing ones with the reason), and sibling pairs.
+pub fn print(f: &Function, g: &DepGraph, sizes: &Sizes) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "fn {}", f.name);
+    for n in g.nodes() {
+        let node = f.node(n);
+        let _ = writeln!(out, "  node {} \"{}\": {} iterates {}", n.0, node.name, node.combinator(), sizes.name(g.iteration[n.0 as usize]));
+    }
+    for (a, b, e) in g.edges() {
+        let vs: Vec<String> = e.vars.iter().map(|v| f.var(*v).name.clone()).collect();
+        match &e.kind {
+            EdgeKind::Fusible { order } => {
+                let _ = writeln!(out, "  edge \"{}\" -> \"{}\" fusible order {} [{}]", f.node(a).name, f.node(b).name, order, vs.join(", "));
+            }
+            EdgeKind::Preventing { reason } => {
+                let _ = writeln!(out, "  edge \"{}\" -> \"{}\" fusion-preventing [{}]: {}", f.node(a).name, f.node(b).name, vs.join(", "), reason);
+            }
+        }
+    }
+    for ((a, b), xs) in g.siblings() {
+        let vs: Vec<String> = xs.iter().map(|v| f.var(*v).name.clone()).collect();
+        let _ = writeln!(out, "  siblings \"{}\" \"{}\" share [{}]", f.node(a).name, f.node(b).name, vs.join(", "));
+    }
+    let forced: Vec<String> = g.forced_manifest.iter().map(|v| f.var(*v).name.clone()).collect();
+    let _ = writeln!(out, "  manifest [{}]", forced.join(", "));
+    out
+}

@@ -277,6 +277,9 @@ pub struct Function {
     pub items: Vec<Item>,
     pub nodes: Vec<Node>,
     pub vars: Vec<VarInfo>,
+    /// Arrays that must have one size though no combinator reads them
+    /// together (the components of a `zip`), with the span that requires it.
+    pub same_size: Vec<(Vec<VarId>, Span)>,
 }
 
 /// The exported functions of a program, each with its non-exported callees inlined.
@@ -318,6 +321,51 @@ impl Function {
     /// Variables that are parameters of the function.
     pub fn param_vars(&self) -> Vec<VarId> {
         self.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect()
+    }
+}
+
+/// The variables a statement reads, arrays it indexes or measures included.
+pub fn stmt_uses(s: &Stmt) -> Vec<VarId> {
+    let mut out = vec![];
+    fn ops(out: &mut Vec<VarId>, os: &[Operand]) {
+        out.extend(os.iter().filter_map(|o| if let Operand::Var(v) = o { Some(*v) } else { None }));
+    }
+    fn block(out: &mut Vec<VarId>, b: &Block) {
+        let mut inner = vec![];
+        for s in &b.stmts {
+            inner.extend(stmt_uses(s));
+        }
+        ops(&mut inner, &b.results);
+        // Variables defined inside the block are not uses from outside.
+        let defined: HashSet<VarId> = b.stmts.iter().flat_map(stmt_defs).collect();
+        out.extend(inner.into_iter().filter(|v| !defined.contains(v)));
+    }
+    match s {
+        Stmt::Assign { rhs, .. } => match rhs {
+            Rhs::Copy(o) | Rhs::Unary(_, o) | Rhs::Cast(_, o) => ops(&mut out, &[*o]),
+            Rhs::Binary(_, a, b) => ops(&mut out, &[*a, *b]),
+            Rhs::Builtin(_, a) => ops(&mut out, a),
+            Rhs::Select(a, b, c) => ops(&mut out, &[*a, *b, *c]),
+            Rhs::Index(a, ix) => {
+                out.push(*a);
+                ops(&mut out, ix)
+            }
+            Rhs::Length(a, _) => out.push(*a),
+        },
+        Stmt::If { cond, then, els, .. } => {
+            ops(&mut out, &[*cond]);
+            block(&mut out, then);
+            block(&mut out, els);
+        }
+    }
+    out
+}
+
+/// The variables a statement defines.
+pub fn stmt_defs(s: &Stmt) -> Vec<VarId> {
+    match s {
+        Stmt::Assign { dst, .. } => vec![*dst],
+        Stmt::If { dsts, .. } => dsts.clone(),
     }
 }
 

@@ -1,1 +1,326 @@
-//! loops
+//! The explicitly loopy IR (papers/001 §4.5, §5.2): per exported function, a
+//! sequence of scalar statements and loop nests, one nest per cluster. A
+//! nest is one `For` whose body composes the members' loop bodies with
+//! `Before` (vertical: the first body's elements are temporaries of the
+//! second), `Before'` (diagonal: temporaries that are also written) and
+//! `Besides` (horizontal). It cannot express two loops at one depth, so
+//! every value of it is a fully fused cluster. The LLVM back end reads only
+//! this representation.
+
+use crate::diag::{SourceFile, Span};
+use crate::labelled::{self, Block, Function as LFunction, Lambda, Leaf, Operand, Stmt, VarId, VarInfo};
+use indexmap::{IndexMap, IndexSet};
+use std::collections::HashSet;
+use std::fmt::Write;
+
+/// The run-time value of a size.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SizeExpr {
+    /// The extent of a parameter array.
+    Param(VarId),
+    /// A scalar's value (a rigid size); checked non-negative where a loop uses it.
+    Scalar(Operand),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopBody {
+    /// One element in, one out: `map`.
+    OneToOne { name: String, reads: Vec<VarId>, f: Lambda, outs: Vec<VarId> },
+    /// The index in, one element out: `generate`, `iota`.
+    FromIndex { name: String, f: Lambda, outs: Vec<VarId> },
+    /// Many elements to one result: `fold`. The accumulators live one
+    /// dimension below the loop (papers/001's negative dimension): set
+    /// before it, stepped in it, read after it.
+    ManyToOne { name: String, init: Vec<Operand>, reads: Vec<VarId>, op: Lambda, results: Vec<VarId> },
+}
+
+impl LoopBody {
+    pub fn name(&self) -> &str {
+        match self {
+            LoopBody::OneToOne { name, .. } | LoopBody::FromIndex { name, .. } | LoopBody::ManyToOne { name, .. } => name,
+        }
+    }
+    pub fn reads(&self) -> &[VarId] {
+        match self {
+            LoopBody::OneToOne { reads, .. } | LoopBody::ManyToOne { reads, .. } => reads,
+            LoopBody::FromIndex { .. } => &[],
+        }
+    }
+    /// Arrays whose current element the body produces.
+    pub fn element_outs(&self) -> &[VarId] {
+        match self {
+            LoopBody::OneToOne { outs, .. } | LoopBody::FromIndex { outs, .. } => outs,
+            LoopBody::ManyToOne { .. } => &[],
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    Leaf(LoopBody),
+    /// Vertical fusion: `first` runs, its elements `temps` feed `then`, and are not stored.
+    Before { temps: Vec<VarId>, first: Box<Body>, then: Box<Body> },
+    /// Diagonal fusion (`Before'`): as `Before`, and `temps` are also stored.
+    BeforeKeep { temps: Vec<VarId>, first: Box<Body>, then: Box<Body> },
+    /// Horizontal fusion: independent bodies in one iteration, sharing reads.
+    Besides(Box<Body>, Box<Body>),
+}
+
+impl Body {
+    /// The leaf bodies in execution order.
+    pub fn leaves(&self) -> Vec<&LoopBody> {
+        match self {
+            Body::Leaf(l) => vec![l],
+            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
+                let mut v = first.leaves();
+                v.extend(then.leaves());
+                v
+            }
+        }
+    }
+}
+
+/// One cluster: `for index in 0..extent { body }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopNest {
+    pub cluster: usize,
+    pub extent: SizeExpr,
+    pub index: VarId,
+    pub body: Body,
+    /// Arrays this nest writes to memory (element outputs that are manifest).
+    pub stores: Vec<VarId>,
+    /// Where a rigid extent comes from, for the negative-size error.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    Stmt(Stmt),
+    Loop(LoopNest),
+}
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Leaf>,
+    pub results: Vec<Leaf>,
+    pub vars: Vec<VarInfo>,
+    pub steps: Vec<Step>,
+    /// The size of every array the function touches.
+    pub sizes: IndexMap<VarId, SizeExpr>,
+    /// Groups of parameter arrays whose sizes must be equal (checked on entry).
+    pub same_size: Vec<Vec<VarId>>,
+    /// `FILE:LINE:COL` of a span, for run-time error messages.
+    pub locations: IndexMap<Span, String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub functions: Vec<Function>,
+}
+
+impl Function {
+    pub fn var(&self, v: VarId) -> &VarInfo {
+        &self.vars[v.0 as usize]
+    }
+    pub fn location(&self, s: Span) -> &str {
+        self.locations.get(&s).map(|s| s.as_str()).unwrap_or("?")
+    }
+    /// A view as a labelled function, for sharing its statement printer.
+    fn as_labelled(&self) -> LFunction {
+        LFunction {
+            name: self.name.clone(),
+            span: self.span,
+            params: self.params.clone(),
+            results: self.results.clone(),
+            items: vec![],
+            nodes: vec![],
+            vars: self.vars.clone(),
+            same_size: vec![],
+        }
+    }
+    pub fn nests(&self) -> impl Iterator<Item = &LoopNest> {
+        self.steps.iter().filter_map(|s| if let Step::Loop(n) = s { Some(n) } else { None })
+    }
+}
+
+/// Records the location of every span in a block, for error messages.
+pub fn collect_locations(file: &SourceFile, b: &Block, out: &mut IndexMap<Span, String>) {
+    for s in &b.stmts {
+        collect_stmt_location(file, s, out);
+    }
+}
+
+pub fn collect_stmt_location(file: &SourceFile, s: &Stmt, out: &mut IndexMap<Span, String>) {
+    match s {
+        Stmt::Assign { span, .. } => {
+            out.insert(*span, file.location(*span));
+        }
+        Stmt::If { span, then, els, .. } => {
+            out.insert(*span, file.location(*span));
+            collect_locations(file, then, out);
+            collect_locations(file, els, out);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- printer
+
+fn size_str(lf: &LFunction, s: &SizeExpr) -> String {
+    match s {
+        SizeExpr::Param(v) => format!("|%{}|", lf.var_name(*v)),
+        SizeExpr::Scalar(o) => lf.operand(o),
+    }
+}
+
+fn lambda_str(lf: &LFunction, l: &Lambda, indent: usize, out: &mut String) {
+    let pad = "  ".repeat(indent);
+    for s in &l.body.stmts {
+        labelled::print_stmt(lf, s, indent, out);
+    }
+    let r: Vec<String> = l.body.results.iter().map(|o| lf.operand(o)).collect();
+    let _ = writeln!(out, "{}yield {}", pad, r.join(", "));
+}
+
+fn vars(lf: &LFunction, vs: &[VarId]) -> String {
+    vs.iter().map(|v| format!("%{}", lf.var_name(*v))).collect::<Vec<_>>().join(", ")
+}
+
+fn print_body(lf: &LFunction, b: &Body, index: VarId, indent: usize, out: &mut String) {
+    let pad = "  ".repeat(indent);
+    match b {
+        Body::Leaf(l) => match l {
+            LoopBody::OneToOne { name, reads, f, outs } => {
+                let _ = writeln!(out, "{}OneToOne \"{}\": ({}) <- ({}) [%{}]", pad, name, vars(lf, outs), vars(lf, reads), lf.var_name(index));
+                let _ = writeln!(out, "{}  |{}|", pad, vars(lf, &f.params));
+                lambda_str(lf, f, indent + 2, out);
+            }
+            LoopBody::FromIndex { name, f, outs } => {
+                let _ = writeln!(out, "{}FromIndex \"{}\": ({}) <- %{}", pad, name, vars(lf, outs), lf.var_name(index));
+                let _ = writeln!(out, "{}  |{}|", pad, vars(lf, &f.params));
+                lambda_str(lf, f, indent + 2, out);
+            }
+            LoopBody::ManyToOne { name, init, reads, op, results } => {
+                let i: Vec<String> = init.iter().map(|o| lf.operand(o)).collect();
+                let _ = writeln!(
+                    out,
+                    "{}ManyToOne \"{}\": ({}) <- fold ({}) over ({}) [%{}]",
+                    pad,
+                    name,
+                    vars(lf, results),
+                    i.join(", "),
+                    vars(lf, reads),
+                    lf.var_name(index)
+                );
+                let _ = writeln!(out, "{}  |{}|", pad, vars(lf, &op.params));
+                lambda_str(lf, op, indent + 2, out);
+            }
+        },
+        Body::Before { temps, first, then } => {
+            let _ = writeln!(out, "{}Before [{}]", pad, vars(lf, temps));
+            print_body(lf, first, index, indent + 1, out);
+            print_body(lf, then, index, indent + 1, out);
+        }
+        Body::BeforeKeep { temps, first, then } => {
+            let _ = writeln!(out, "{}Before' [{}]", pad, vars(lf, temps));
+            print_body(lf, first, index, indent + 1, out);
+            print_body(lf, then, index, indent + 1, out);
+        }
+        Body::Besides(a, b) => {
+            let _ = writeln!(out, "{}Besides", pad);
+            print_body(lf, a, index, indent + 1, out);
+            print_body(lf, b, index, indent + 1, out);
+        }
+    }
+}
+
+/// `--emit=loop-ir`.
+pub fn print(p: &Program) -> String {
+    let mut out = String::new();
+    for f in &p.functions {
+        let lf = f.as_labelled();
+        let ps: Vec<String> = f.params.iter().map(|l| lf.operand(&l.value)).collect();
+        let _ = writeln!(out, "fn {}({}) {{", f.name, ps.join(", "));
+        for g in &f.same_size {
+            let _ = writeln!(out, "  check same size {}", vars(&lf, g));
+        }
+        for s in &f.steps {
+            match s {
+                Step::Stmt(s) => labelled::print_stmt(&lf, s, 1, &mut out),
+                Step::Loop(n) => {
+                    let _ = writeln!(
+                        out,
+                        "  For %{} < {} {{  // cluster {}, stores [{}]",
+                        lf.var_name(n.index),
+                        size_str(&lf, &n.extent),
+                        n.cluster,
+                        vars(&lf, &n.stores)
+                    );
+                    print_body(&lf, &n.body, n.index, 2, &mut out);
+                    let _ = writeln!(out, "  }}");
+                }
+            }
+        }
+        let rs: Vec<String> = f.results.iter().map(|l| format!("{} = {}", l.c_name, lf.operand(&l.value))).collect();
+        let _ = writeln!(out, "  return {}", rs.join(", "));
+        let _ = writeln!(out, "}}");
+    }
+    out
+}
+
+// ---------------------------------------------------------------- verifier
+
+/// Checks the invariants the back end relies on: every array a body streams
+/// is in memory already or an element produced earlier in the same
+/// iteration; `Before` temporaries are not stored and `Before'` ones are;
+/// every nest is one `For`; every array has a size.
+pub fn verify(f: &Function) -> Result<(), String> {
+    let mut in_memory: HashSet<VarId> = f.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
+    for step in &f.steps {
+        let Step::Loop(n) = step else { continue };
+        let mut elements: IndexSet<VarId> = IndexSet::new();
+        for l in n.body.leaves() {
+            for r in l.reads() {
+                if !elements.contains(r) && !in_memory.contains(r) {
+                    return Err(format!("cluster {}: '{}' reads %{} which is neither in memory nor produced earlier in the iteration", n.cluster, l.name(), r.0));
+                }
+                if !f.sizes.contains_key(r) {
+                    return Err(format!("array %{} has no size", r.0));
+                }
+            }
+            elements.extend(l.element_outs().iter().copied());
+        }
+        fn check(b: &Body, stores: &[VarId]) -> Result<(), String> {
+            match b {
+                Body::Leaf(_) => Ok(()),
+                Body::Before { temps, first, then } => {
+                    if let Some(t) = temps.iter().find(|t| stores.contains(t)) {
+                        return Err(format!("vertically fused %{} is stored", t.0));
+                    }
+                    check(first, stores)?;
+                    check(then, stores)
+                }
+                Body::BeforeKeep { temps, first, then } => {
+                    if !temps.iter().any(|t| stores.contains(t)) {
+                        return Err("a diagonal fusion stores none of its temporaries".into());
+                    }
+                    check(first, stores)?;
+                    check(then, stores)
+                }
+                Body::Besides(a, b) => {
+                    check(a, stores)?;
+                    check(b, stores)
+                }
+            }
+        }
+        check(&n.body, &n.stores)?;
+        for s in &n.stores {
+            if !elements.contains(s) {
+                return Err(format!("cluster {} stores %{} which it does not produce", n.cluster, s.0));
+            }
+            in_memory.insert(*s);
+        }
+    }
+    Ok(())
+}

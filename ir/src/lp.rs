@@ -1,1 +1,155 @@
-//! lp
+//! A solver-independent linear program, printable in CPLEX LP format
+//! (`--emit=ilp`), so the model can be tested and inspected without a solver.
+
+use std::fmt::Write;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LpVar(pub usize);
+
+#[derive(Clone, Debug)]
+pub struct VarDef {
+    pub name: String,
+    pub lo: f64,
+    pub hi: f64,
+    pub integer: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub name: String,
+    pub terms: Vec<(LpVar, f64)>,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Lp {
+    pub vars: Vec<VarDef>,
+    pub rows: Vec<Row>,
+    /// Minimised.
+    pub objective: Vec<(LpVar, f64)>,
+    /// Lines printed as comments at the top of the LP text.
+    pub comments: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolveStatus {
+    Optimal,
+    /// Stopped by the time limit with a feasible solution.
+    Feasible,
+    /// No solution was found (infeasible or out of time).
+    None,
+}
+
+#[derive(Clone, Debug)]
+pub struct Solution {
+    pub status: SolveStatus,
+    pub values: Vec<f64>,
+    pub objective: f64,
+}
+
+impl Solution {
+    pub fn get(&self, v: LpVar) -> f64 {
+        self.values[v.0]
+    }
+    pub fn is_one(&self, v: LpVar) -> bool {
+        self.values[v.0] > 0.5
+    }
+}
+
+impl Lp {
+    pub fn binary(&mut self, name: String) -> LpVar {
+        self.var(name, 0.0, 1.0, true)
+    }
+    pub fn var(&mut self, name: String, lo: f64, hi: f64, integer: bool) -> LpVar {
+        self.vars.push(VarDef { name, lo, hi, integer });
+        LpVar(self.vars.len() - 1)
+    }
+    /// `lo ≤ Σ terms ≤ hi`.
+    pub fn row(&mut self, name: String, terms: Vec<(LpVar, f64)>, lo: f64, hi: f64) {
+        self.rows.push(Row { name, terms, lo, hi });
+    }
+    pub fn value_of(&self, sol: &[f64]) -> f64 {
+        self.objective.iter().map(|(v, c)| c * sol[v.0]).sum()
+    }
+
+    /// Checks a candidate assignment against every bound and row.
+    pub fn feasible(&self, sol: &[f64]) -> Result<(), String> {
+        const EPS: f64 = 1e-6;
+        for (i, v) in self.vars.iter().enumerate() {
+            if sol[i] < v.lo - EPS || sol[i] > v.hi + EPS {
+                return Err(format!("{} = {} outside [{}, {}]", v.name, sol[i], v.lo, v.hi));
+            }
+        }
+        for r in &self.rows {
+            let s: f64 = r.terms.iter().map(|(v, c)| c * sol[v.0]).sum();
+            if s < r.lo - EPS || s > r.hi + EPS {
+                return Err(format!("row {} = {} outside [{}, {}]", r.name, s, r.lo, r.hi));
+            }
+        }
+        Ok(())
+    }
+
+    /// CPLEX LP format.
+    pub fn to_lp_format(&self) -> String {
+        let mut out = String::new();
+        for c in &self.comments {
+            let _ = writeln!(out, "\\ {}", c);
+        }
+        let _ = writeln!(out, "Minimize");
+        let _ = writeln!(out, " cost: {}", terms(&self.vars, &self.objective));
+        let _ = writeln!(out, "Subject To");
+        for r in &self.rows {
+            let t = terms(&self.vars, &r.terms);
+            if r.lo == r.hi {
+                let _ = writeln!(out, " {}: {} = {}", r.name, t, num(r.lo));
+            } else {
+                if r.lo > f64::NEG_INFINITY {
+                    let _ = writeln!(out, " {}: {} >= {}", r.name, t, num(r.lo));
+                }
+                if r.hi < f64::INFINITY {
+                    let suffix = if r.lo > f64::NEG_INFINITY { "_hi" } else { "" };
+                    let _ = writeln!(out, " {}{}: {} <= {}", r.name, suffix, t, num(r.hi));
+                }
+            }
+        }
+        let _ = writeln!(out, "Bounds");
+        for v in &self.vars {
+            let _ = writeln!(out, " {} <= {} <= {}", num(v.lo), v.name, num(v.hi));
+        }
+        let ints: Vec<&str> = self.vars.iter().filter(|v| v.integer).map(|v| v.name.as_str()).collect();
+        if !ints.is_empty() {
+            let _ = writeln!(out, "General");
+            for chunk in ints.chunks(8) {
+                let _ = writeln!(out, " {}", chunk.join(" "));
+            }
+        }
+        let _ = writeln!(out, "End");
+        out
+    }
+}
+
+fn num(x: f64) -> String {
+    if x == x.trunc() && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{}", x)
+    }
+}
+
+fn terms(vars: &[VarDef], ts: &[(LpVar, f64)]) -> String {
+    if ts.is_empty() {
+        return "0".into();
+    }
+    let mut s = String::new();
+    for (i, (v, c)) in ts.iter().enumerate() {
+        let sign = if *c < 0.0 { "-" } else if i > 0 { "+" } else { "" };
+        let mag = c.abs();
+        let coef = if mag == 1.0 { String::new() } else { format!("{} ", num(mag)) };
+        if i > 0 {
+            s.push(' ');
+        }
+        let _ = write!(s, "{}{}{}{}", sign, if sign.is_empty() || i == 0 { "" } else { " " }, coef, vars[v.0].name);
+    }
+    s
+}

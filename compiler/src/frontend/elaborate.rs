@@ -132,6 +132,7 @@ struct Elab<'a> {
     call_stack: Vec<String>,
     worker_depth: usize,
     lits: Vec<Lits>,
+    same_size: Vec<(Vec<VarId>, Span)>,
 }
 
 impl<'a> Elab<'a> {
@@ -147,6 +148,7 @@ impl<'a> Elab<'a> {
             call_stack: vec![],
             worker_depth: 0,
             lits: vec![],
+            same_size: vec![],
         }
     }
 
@@ -668,6 +670,7 @@ impl<'a> Elab<'a> {
                     leaves.extend(l);
                     elems.push(e);
                 }
+                self.same_size.push((leaves.clone(), span));
                 Ok(Val::Array { leaves, rank: first_rank.unwrap(), elem: ITy::Tuple(elems) })
             }
             "unzip" => {
@@ -998,7 +1001,7 @@ impl<'a> Elab<'a> {
             let p = vars[l.var.0 as usize].ty.prim();
             consts.insert(l.var, literal_const(&l.lit, l.negated, p, l.span)?);
         }
-        let mut f = Function { name: it.name.name.clone(), span: it.span, params, results, items, nodes: std::mem::take(&mut self.nodes), vars };
+        let mut f = Function { name: it.name.name.clone(), span: it.span, params, results, items, nodes: std::mem::take(&mut self.nodes), vars, same_size: std::mem::take(&mut self.same_size) };
         fix_literals(&mut f, &consts);
         propagate_copies(&mut f);
         Ok(f)
@@ -1199,6 +1202,9 @@ fn propagate_copies(f: &mut Function) {
         }
     }
     f.results.iter_mut().for_each(|l| sub(&map, &mut l.value));
+    for (vs, _) in &mut f.same_size {
+        vs.iter_mut().for_each(|v| sub_var(&map, v));
+    }
 }
 
 /// The variables a block uses that it neither defines nor receives as parameters.

@@ -1,0 +1,1028 @@
+//! One exported function: entry checks, allocation, the loop nests, the
+//! results, and the error path that frees what was allocated.
+//!
+//! Results go straight to their final storage when nothing can fail after
+//! the entry checks and every size is known on entry; otherwise ("staged")
+//! they are computed into afc's own buffers and copied into caller storage
+//! only once everything has succeeded, so a failing call never touches the
+//! caller's memory (LANGUAGE.md, run-time errors).
+
+use crate::abi::{classify, ParamPass};
+use crate::Options;
+use afc_ir::ast::{BinOp, UnOp};
+use afc_ir::diag::Span;
+use afc_ir::labelled::{Block, Builtin, Const, Lambda, Operand, Rhs, Stmt, VarId};
+use afc_ir::loops::{Body, Function, LoopBody, LoopNest, SizeExpr, Step};
+use afc_ir::types::Prim;
+use indexmap::IndexMap;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::{BasicType, BasicTypeEnum, StructType};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::{FloatPredicate, IntPredicate};
+use std::collections::HashMap;
+
+type R<T> = Result<T, BuilderError>;
+
+/// Error codes returned by exported functions (runtime-c/afc.h).
+pub const ERR_INDEX: i32 = 1;
+pub const ERR_DIV_ZERO: i32 = 2;
+pub const ERR_SIZE_MISMATCH: i32 = 3;
+pub const ERR_NEGATIVE_SIZE: i32 = 4;
+pub const ERR_OUTPUT_TOO_SMALL: i32 = 5;
+pub const ERR_OUT_OF_MEMORY: i32 = 6;
+
+struct Gen<'a, 'ctx> {
+    cx: &'ctx Context,
+    m: &'a Module<'ctx>,
+    b: Builder<'ctx>,
+    f: &'a Function,
+    func: FunctionValue<'ctx>,
+    opts: &'a Options,
+    scalars: HashMap<VarId, BasicValueEnum<'ctx>>,
+    params: HashMap<VarId, (PointerValue<'ctx>, IntValue<'ctx>)>,
+    /// Data pointer of every array this function stores.
+    slots: IndexMap<VarId, PointerValue<'ctx>>,
+    /// What this function allocated and must free or hand over.
+    allocs: Vec<PointerValue<'ctx>>,
+    alloc_of: HashMap<VarId, PointerValue<'ctx>>,
+    code_slot: PointerValue<'ctx>,
+    fail_bb: BasicBlock<'ctx>,
+    entry_bb: BasicBlock<'ctx>,
+}
+
+/// The rank-1 descriptor `{ T *data; int64_t shape[1]; }`.
+fn desc_ty<'ctx>(cx: &'ctx Context) -> StructType<'ctx> {
+    cx.struct_type(&[cx.ptr_type(Default::default()).into(), cx.i64_type().array_type(1).into()], false)
+}
+
+pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Options) -> R<()> {
+    let (ins, outs) = classify(f);
+    let ptr = cx.ptr_type(Default::default());
+    let mut arg_tys: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![];
+    for (leaf, pass) in f.params.iter().zip(&ins) {
+        let Operand::Var(v) = leaf.value else { unreachable!() };
+        match pass {
+            ParamPass::Scalar => arg_tys.push(reg_ty(cx, f.var(v).ty.prim()).into()),
+            ParamPass::Split => {
+                arg_tys.push(ptr.into());
+                arg_tys.push(cx.i64_type().into());
+            }
+            ParamPass::ByVal | ParamPass::OutPtr => arg_tys.push(ptr.into()),
+        }
+    }
+    for _ in &outs {
+        arg_tys.push(ptr.into());
+    }
+    let fn_ty = cx.i32_type().fn_type(&arg_tys, false);
+    let func = m.add_function(&f.name, fn_ty, Some(Linkage::External));
+    let kind = |n: &str| Attribute::get_named_enum_kind_id(n);
+    func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
+    func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("frame-pointer", "none"));
+
+    let b = cx.create_builder();
+    let entry_bb = cx.append_basic_block(func, "entry");
+    let body_bb = cx.append_basic_block(func, "start");
+    let fail_bb = cx.append_basic_block(func, "fail");
+    b.position_at_end(entry_bb);
+    let code_slot = b.build_alloca(cx.i32_type(), "code")?;
+    let mut g = Gen {
+        cx,
+        m,
+        b,
+        f,
+        func,
+        opts,
+        scalars: HashMap::new(),
+        params: HashMap::new(),
+        slots: IndexMap::new(),
+        allocs: vec![],
+        alloc_of: HashMap::new(),
+        code_slot,
+        fail_bb,
+        entry_bb,
+    };
+    g.b.position_at_end(body_bb);
+
+    // Parameters.
+    let mut k = 0u32;
+    for (leaf, pass) in f.params.iter().zip(&ins) {
+        let Operand::Var(v) = leaf.value else { unreachable!() };
+        let name = g.name(v);
+        match pass {
+            ParamPass::Scalar => {
+                let p = func.get_nth_param(k).unwrap();
+                p.set_name(&name);
+                if f.var(v).ty.prim() == Prim::Bool {
+                    func.add_attribute(AttributeLoc::Param(k), cx.create_enum_attribute(kind("zeroext"), 0));
+                }
+                g.scalars.insert(v, p);
+                k += 1;
+            }
+            ParamPass::Split => {
+                let data = func.get_nth_param(k).unwrap().into_pointer_value();
+                data.set_name(&format!("{}.data", name));
+                func.add_attribute(AttributeLoc::Param(k), cx.create_enum_attribute(kind("noalias"), 0));
+                let len = func.get_nth_param(k + 1).unwrap().into_int_value();
+                len.set_name(&format!("{}.len", name));
+                g.params.insert(v, (data, len));
+                k += 2;
+            }
+            ParamPass::ByVal => {
+                let p = func.get_nth_param(k).unwrap().into_pointer_value();
+                func.add_attribute(AttributeLoc::Param(k), cx.create_type_attribute(kind("byval"), desc_ty(cx).into()));
+                func.add_attribute(AttributeLoc::Param(k), cx.create_enum_attribute(kind("align"), 8));
+                let data = g.b.build_load(ptr, p, &format!("{}.data", name))?.into_pointer_value();
+                let lp = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), p, &[cx.i64_type().const_int(8, false)], "shape")? };
+                let len = g.b.build_load(cx.i64_type(), lp, &format!("{}.len", name))?.into_int_value();
+                g.params.insert(v, (data, len));
+                k += 1;
+            }
+            ParamPass::OutPtr => unreachable!(),
+        }
+    }
+    let out_ptrs: Vec<PointerValue> = (0..outs.len() as u32).map(|i| func.get_nth_param(k + i).unwrap().into_pointer_value()).collect();
+    for (p, l) in out_ptrs.iter().zip(&f.results) {
+        p.set_name(&l.c_name);
+    }
+
+    // Entry checks: parameters that must share a size.
+    for group in &f.same_size {
+        let (_, first) = g.params[&group[0]];
+        for other in &group[1..] {
+            let (_, len) = g.params[other];
+            let differ = g.b.build_int_compare(IntPredicate::NE, first, len, "differ")?;
+            let msg = format!(
+                "{}: the sizes of parameters '{}' and '{}' must be equal",
+                f.location(f.span),
+                f.var(group[0]).name,
+                f.var(*other).name
+            );
+            g.fail_if(differ, ERR_SIZE_MISMATCH, &msg, Some(first), Some(len))?;
+        }
+    }
+
+    let staged = is_staged(f);
+    let plan = result_plan(f);
+    let stored: Vec<VarId> = f.nests().flat_map(|n| n.stores.iter().copied()).collect();
+    let mut out_data: HashMap<usize, PointerValue> = HashMap::new();
+    if !staged {
+        // Everything is known now: check the caller's room, then allocate.
+        for (k, r) in plan.iter().enumerate() {
+            if let Some(v) = r.array {
+                let (data, room) = g.load_out(out_ptrs[k])?;
+                let need = g.size(v)?;
+                g.check_room(data, room, need, &f.results[k].c_name)?;
+                out_data.insert(k, data);
+            }
+        }
+        for v in &stored {
+            let owner = plan.iter().position(|r| r.array == Some(*v) && r.owned);
+            let bytes = g.bytes(*v)?;
+            match owner {
+                Some(k) => {
+                    let data = out_data[&k];
+                    let slot = g.alloc_or_use(data, bytes, *v)?;
+                    g.slots.insert(*v, slot);
+                }
+                None => {
+                    let p = g.alloc(bytes, *v)?;
+                    g.slots.insert(*v, p);
+                }
+            }
+        }
+    }
+
+    for step in &f.steps {
+        match step {
+            Step::Stmt(s) => g.stmt(s)?,
+            Step::Loop(n) => g.nest(n, staged)?,
+        }
+    }
+
+    // Results.
+    let mut finals: Vec<Option<(PointerValue, IntValue, PointerValue)>> = vec![None; plan.len()];
+    if staged {
+        let mut datas = vec![];
+        for (k, r) in plan.iter().enumerate() {
+            if let Some(v) = r.array {
+                let (data, room) = g.load_out(out_ptrs[k])?;
+                let need = g.size(v)?;
+                g.check_room(data, room, need, &f.results[k].c_name)?;
+                datas.push((k, data));
+            }
+        }
+        for (k, data) in datas {
+            let v = plan[k].array.unwrap();
+            let len = g.size(v)?;
+            let bytes = g.bytes(v)?;
+            let src = g.array_ptr(v)?;
+            if plan[k].owned {
+                // Copy into caller storage, or hand our buffer over.
+                let dst = g.copy_or_keep(data, src, bytes)?;
+                finals[k] = Some((dst, len, data));
+            } else {
+                let dst = g.alloc_or_use(data, bytes, v)?;
+                finals[k] = Some((dst, len, data));
+            }
+        }
+    } else {
+        for (k, r) in plan.iter().enumerate() {
+            if let Some(v) = r.array {
+                let len = g.size(v)?;
+                let data = out_data[&k];
+                let dst = if r.owned {
+                    g.slots[&v]
+                } else {
+                    let bytes = g.bytes(v)?;
+                    g.alloc_or_use(data, bytes, v)?
+                };
+                finals[k] = Some((dst, len, data));
+            }
+        }
+    }
+    // Nothing can fail from here on: write the caller's memory.
+    for (k, r) in plan.iter().enumerate() {
+        if let Some(v) = r.array {
+            let (dst, len, _) = finals[k].unwrap();
+            if !r.owned || staged {
+                let src = g.array_ptr(v)?;
+                if !(r.owned && staged) {
+                    let bytes = g.bytes(v)?;
+                    g.b.build_memcpy(dst, 1, src, 1, bytes)?;
+                }
+            }
+            let desc = out_ptrs[k];
+            g.b.build_store(desc, dst)?;
+            let shape = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), desc, &[cx.i64_type().const_int(8, false)], "shape")? };
+            g.b.build_store(shape, len)?;
+        } else {
+            let v = g.operand(&f.results[k].value);
+            let v = g.to_mem(v)?;
+            g.b.build_store(out_ptrs[k], v)?;
+        }
+    }
+    // Hand over what the caller now owns, free the rest.
+    for (k, r) in plan.iter().enumerate() {
+        if r.array.is_some() {
+            let (dst, _, _) = finals[k].unwrap();
+            for a in g.allocs.clone() {
+                let cur = g.b.build_load(ptr, a, "a")?.into_pointer_value();
+                let same = g.b.build_int_compare(IntPredicate::EQ, cur, dst, "handed")?;
+                let keep = g.b.build_select(same, ptr.const_null(), cur, "keep")?;
+                g.b.build_store(a, keep)?;
+            }
+        }
+    }
+    g.free_all()?;
+    g.b.build_return(Some(&cx.i32_type().const_zero()))?;
+
+    g.b.position_at_end(fail_bb);
+    g.free_all()?;
+    let code = g.b.build_load(cx.i32_type(), code_slot, "code")?;
+    g.b.build_return(Some(&code))?;
+
+    g.b.position_at_end(entry_bb);
+    for a in g.allocs.clone() {
+        g.b.build_store(a, ptr.const_null())?;
+    }
+    g.b.build_unconditional_branch(body_bb)?;
+    Ok(())
+}
+
+struct ResultPlan {
+    array: Option<VarId>,
+    /// The first result naming an array a node of this function produces:
+    /// the node writes it in place; other array results are copies.
+    owned: bool,
+}
+
+fn result_plan(f: &Function) -> Vec<ResultPlan> {
+    let params: Vec<VarId> = f.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
+    let mut seen = vec![];
+    f.results
+        .iter()
+        .map(|l| match l.value {
+            Operand::Var(v) if f.var(v).ty.is_array() => {
+                let owned = !params.contains(&v) && !seen.contains(&v);
+                seen.push(v);
+                ResultPlan { array: Some(v), owned }
+            }
+            _ => ResultPlan { array: None, owned: false },
+        })
+        .collect()
+}
+
+/// Must results be staged? Yes if anything can fail after entry, or some
+/// array's size is only known later.
+fn is_staged(f: &Function) -> bool {
+    fn block_fallible(b: &Block) -> bool {
+        b.stmts.iter().any(stmt_fallible)
+    }
+    fn stmt_fallible(s: &Stmt) -> bool {
+        match s {
+            Stmt::Assign { rhs, .. } => match rhs {
+                Rhs::Index(..) => true,
+                Rhs::Binary(BinOp::Div | BinOp::Rem, _, d) => !matches!(d, Operand::Const(Const::I32(x)) if *x != 0)
+                    && !matches!(d, Operand::Const(Const::I64(x)) if *x != 0)
+                    && !matches!(d, Operand::Const(Const::F32(_)) | Operand::Const(Const::F64(_))),
+                _ => false,
+            },
+            Stmt::If { then, els, .. } => block_fallible(then) || block_fallible(els),
+        }
+    }
+    let lambda_fallible = |l: &Lambda| block_fallible(&l.body);
+    for s in &f.steps {
+        match s {
+            Step::Stmt(s) => {
+                if stmt_fallible(s) {
+                    return true;
+                }
+            }
+            Step::Loop(n) => {
+                for l in n.body.leaves() {
+                    let lam = match l {
+                        LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } => f,
+                        LoopBody::ManyToOne { op, .. } => op,
+                    };
+                    if lambda_fallible(lam) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    f.sizes.values().any(|s| match s {
+        SizeExpr::Param(_) => false,
+        SizeExpr::Scalar(Operand::Const(Const::I64(n))) => *n < 0,
+        SizeExpr::Scalar(_) => true,
+    })
+}
+
+fn reg_ty<'ctx>(cx: &'ctx Context, p: Prim) -> BasicTypeEnum<'ctx> {
+    match p {
+        Prim::Bool => cx.bool_type().into(),
+        Prim::I32 => cx.i32_type().into(),
+        Prim::I64 => cx.i64_type().into(),
+        Prim::F32 => cx.f32_type().into(),
+        Prim::F64 => cx.f64_type().into(),
+    }
+}
+
+fn mem_ty<'ctx>(cx: &'ctx Context, p: Prim) -> BasicTypeEnum<'ctx> {
+    match p {
+        Prim::Bool => cx.i8_type().into(),
+        _ => reg_ty(cx, p),
+    }
+}
+
+impl<'a, 'ctx> Gen<'a, 'ctx> {
+    fn name(&self, v: VarId) -> String {
+        format!("{}_{}", self.f.var(v).name, v.0)
+    }
+
+    fn runtime_fn(&self, name: &str) -> FunctionValue<'ctx> {
+        if let Some(f) = self.m.get_function(name) {
+            return f;
+        }
+        let cx = self.cx;
+        let ptr = cx.ptr_type(Default::default());
+        let ty = match name {
+            "afc_alloc" => ptr.fn_type(&[cx.i64_type().into()], false),
+            "afc_free" => cx.void_type().fn_type(&[ptr.into()], false),
+            "afc_rt_error" => cx.i32_type().fn_type(&[cx.i32_type().into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
+            _ => unreachable!(),
+        };
+        let f = self.m.add_function(name, ty, Some(Linkage::External));
+        let kind = Attribute::get_named_enum_kind_id;
+        f.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
+        if name == "afc_alloc" {
+            f.add_attribute(AttributeLoc::Return, cx.create_enum_attribute(kind("noalias"), 0));
+        }
+        if name == "afc_rt_error" {
+            f.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("cold"), 0));
+        }
+        f
+    }
+
+    fn libm_fn(&self, name: &str, p: Prim) -> FunctionValue<'ctx> {
+        let full = if p == Prim::F32 { format!("{}f", name) } else { name.to_string() };
+        if let Some(f) = self.m.get_function(&full) {
+            return f;
+        }
+        let t = reg_ty(self.cx, p);
+        let f = self.m.add_function(&full, t.fn_type(&[t.into()], false), Some(Linkage::External));
+        f.add_attribute(AttributeLoc::Function, self.cx.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0));
+        f
+    }
+
+    fn intrinsic(&self, name: &str, tys: &[BasicTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
+        Intrinsic::find(name).and_then(|i| i.get_declaration(self.m, tys)).unwrap_or_else(|| panic!("LLVM intrinsic {} missing", name))
+    }
+
+    /// Branches to the error path when `cond` holds.
+    fn fail_if(&mut self, cond: IntValue<'ctx>, code: i32, msg: &str, a: Option<IntValue<'ctx>>, b: Option<IntValue<'ctx>>) -> R<()> {
+        let err = self.cx.append_basic_block(self.func, "error");
+        let ok = self.cx.append_basic_block(self.func, "ok");
+        self.b.build_conditional_branch(cond, err, ok)?;
+        self.b.position_at_end(err);
+        let msg = self.b.build_global_string_ptr(msg, "msg")?.as_pointer_value();
+        let i64t = self.cx.i64_type();
+        let args: Vec<BasicMetadataValueEnum> = vec![
+            self.cx.i32_type().const_int(code as u64, false).into(),
+            msg.into(),
+            a.unwrap_or(i64t.const_zero()).into(),
+            b.unwrap_or(i64t.const_zero()).into(),
+        ];
+        let c = self.b.build_call(self.runtime_fn("afc_rt_error"), &args, "code")?.try_as_basic_value().basic().unwrap();
+        self.b.build_store(self.code_slot, c)?;
+        self.b.build_unconditional_branch(self.fail_bb)?;
+        self.b.position_at_end(ok);
+        Ok(())
+    }
+
+    /// A pointer-sized slot in the entry block, null until allocated.
+    fn new_alloc_slot(&mut self, v: Option<VarId>) -> R<PointerValue<'ctx>> {
+        let cur = self.b.get_insert_block().unwrap();
+        match self.entry_bb.get_first_instruction() {
+            Some(i) => self.b.position_before(&i),
+            None => self.b.position_at_end(self.entry_bb),
+        }
+        let name = v.map(|v| format!("{}.alloc", self.name(v))).unwrap_or_else(|| "alloc".into());
+        let slot = self.b.build_alloca(self.cx.ptr_type(Default::default()), &name)?;
+        self.b.position_at_end(cur);
+        self.allocs.push(slot);
+        if let Some(v) = v {
+            self.alloc_of.insert(v, slot);
+        }
+        Ok(slot)
+    }
+
+    fn alloc(&mut self, bytes: IntValue<'ctx>, v: VarId) -> R<PointerValue<'ctx>> {
+        let slot = self.new_alloc_slot(Some(v))?;
+        let p = self.b.build_call(self.runtime_fn("afc_alloc"), &[bytes.into()], &format!("{}.data", self.name(v)))?;
+        let p = p.try_as_basic_value().basic().unwrap().into_pointer_value();
+        self.b.build_store(slot, p)?;
+        let null = self.b.build_is_null(p, "oom")?;
+        let msg = format!("{}: out of memory for '{}'", self.f.location(self.f.span), self.f.var(v).name);
+        self.fail_if(null, ERR_OUT_OF_MEMORY, &msg, Some(bytes), None)?;
+        Ok(p)
+    }
+
+    /// The caller's storage if it gave some, else a fresh allocation.
+    fn alloc_or_use(&mut self, data: PointerValue<'ctx>, bytes: IntValue<'ctx>, v: VarId) -> R<PointerValue<'ctx>> {
+        let have = self.b.build_is_not_null(data, "given")?;
+        let given_bb = self.b.get_insert_block().unwrap();
+        let alloc_bb = self.cx.append_basic_block(self.func, "alloc");
+        let join = self.cx.append_basic_block(self.func, "join");
+        self.b.build_conditional_branch(have, join, alloc_bb)?;
+        self.b.position_at_end(alloc_bb);
+        let p = self.alloc(bytes, v)?;
+        let end = self.b.get_insert_block().unwrap();
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let phi = self.b.build_phi(self.cx.ptr_type(Default::default()), &format!("{}.data", self.name(v)))?;
+        phi.add_incoming(&[(&data, given_bb), (&p, end)]);
+        Ok(phi.as_basic_value().into_pointer_value())
+    }
+
+    /// Copies `src` into the caller's storage if it gave some; else keeps `src`.
+    fn copy_or_keep(&mut self, data: PointerValue<'ctx>, src: PointerValue<'ctx>, bytes: IntValue<'ctx>) -> R<PointerValue<'ctx>> {
+        let have = self.b.build_is_not_null(data, "given")?;
+        let copy_bb = self.cx.append_basic_block(self.func, "copy");
+        let keep_bb = self.b.get_insert_block().unwrap();
+        let join = self.cx.append_basic_block(self.func, "join");
+        self.b.build_conditional_branch(have, copy_bb, join)?;
+        self.b.position_at_end(copy_bb);
+        self.b.build_memcpy(data, 1, src, 1, bytes)?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let phi = self.b.build_phi(self.cx.ptr_type(Default::default()), "result")?;
+        phi.add_incoming(&[(&data, copy_bb), (&src, keep_bb)]);
+        Ok(phi.as_basic_value().into_pointer_value())
+    }
+
+    fn free_all(&mut self) -> R<()> {
+        let ptr = self.cx.ptr_type(Default::default());
+        for a in self.allocs.clone() {
+            let p = self.b.build_load(ptr, a, "p")?;
+            self.b.build_call(self.runtime_fn("afc_free"), &[p.into()], "")?;
+        }
+        Ok(())
+    }
+
+    fn load_out(&mut self, desc: PointerValue<'ctx>) -> R<(PointerValue<'ctx>, IntValue<'ctx>)> {
+        let cx = self.cx;
+        let data = self.b.build_load(cx.ptr_type(Default::default()), desc, "out.data")?.into_pointer_value();
+        let sp = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), desc, &[cx.i64_type().const_int(8, false)], "out.shape")? };
+        let room = self.b.build_load(cx.i64_type(), sp, "out.room")?.into_int_value();
+        Ok((data, room))
+    }
+
+    fn check_room(&mut self, data: PointerValue<'ctx>, room: IntValue<'ctx>, need: IntValue<'ctx>, what: &str) -> R<()> {
+        let given = self.b.build_is_not_null(data, "given")?;
+        let small = self.b.build_int_compare(IntPredicate::SLT, room, need, "small")?;
+        let bad = self.b.build_and(given, small, "too_small")?;
+        let msg = format!("{}: output '{}' is too small", self.f.location(self.f.span), what);
+        self.fail_if(bad, ERR_OUTPUT_TOO_SMALL, &msg, Some(room), Some(need))
+    }
+
+    /// The run-time extent of an array.
+    fn size(&mut self, v: VarId) -> R<IntValue<'ctx>> {
+        let s = self.f.sizes.get(&v).cloned().unwrap_or(SizeExpr::Param(v));
+        self.size_expr(&s)
+    }
+
+    fn size_expr(&mut self, s: &SizeExpr) -> R<IntValue<'ctx>> {
+        Ok(match s {
+            SizeExpr::Param(p) => self.params[p].1,
+            SizeExpr::Scalar(o) => self.operand(o).into_int_value(),
+        })
+    }
+
+    fn bytes(&mut self, v: VarId) -> R<IntValue<'ctx>> {
+        let n = self.size(v)?;
+        let w = self.f.var(v).ty.prim().bytes();
+        self.b.build_int_mul(n, self.cx.i64_type().const_int(w, false), "bytes")
+    }
+
+    fn array_ptr(&mut self, v: VarId) -> R<PointerValue<'ctx>> {
+        if let Some((d, _)) = self.params.get(&v) {
+            return Ok(*d);
+        }
+        Ok(self.slots[&v])
+    }
+
+    fn operand(&self, o: &Operand) -> BasicValueEnum<'ctx> {
+        match o {
+            Operand::Var(v) => *self.scalars.get(v).unwrap_or_else(|| panic!("codegen: %{} has no value", self.name(*v))),
+            Operand::Const(c) => self.konst(*c),
+        }
+    }
+
+    fn konst(&self, c: Const) -> BasicValueEnum<'ctx> {
+        let cx = self.cx;
+        match c {
+            Const::Bool(b) => cx.bool_type().const_int(b as u64, false).into(),
+            Const::I32(v) => cx.i32_type().const_int(v as i64 as u64, true).into(),
+            Const::I64(v) => cx.i64_type().const_int(v as u64, true).into(),
+            Const::F32(v) => cx.f32_type().const_float(v as f64).into(),
+            Const::F64(v) => cx.f64_type().const_float(v).into(),
+        }
+    }
+
+    fn to_mem(&self, v: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        if v.is_int_value() && v.into_int_value().get_type().get_bit_width() == 1 {
+            return Ok(self.b.build_int_z_extend(v.into_int_value(), self.cx.i8_type(), "b8")?.into());
+        }
+        Ok(v)
+    }
+
+    fn from_mem(&self, v: BasicValueEnum<'ctx>, p: Prim) -> R<BasicValueEnum<'ctx>> {
+        if p == Prim::Bool {
+            let z = self.cx.i8_type().const_zero();
+            return Ok(self.b.build_int_compare(IntPredicate::NE, v.into_int_value(), z, "b")?.into());
+        }
+        Ok(v)
+    }
+
+    fn fast(&self, v: BasicValueEnum<'ctx>) {
+        if self.opts.fast_math {
+            if let Some(i) = v.as_instruction_value() {
+                let _ = i.set_fast_math_flags(inkwell::values::FastMathFlags::all());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ scalars
+
+    fn block(&mut self, b: &Block) -> R<Vec<BasicValueEnum<'ctx>>> {
+        for s in &b.stmts {
+            self.stmt(s)?;
+        }
+        Ok(b.results.iter().map(|o| self.operand(o)).collect())
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> R<()> {
+        match s {
+            Stmt::Assign { dst, rhs, span } => {
+                let prim = self.f.var(*dst).ty.prim();
+                let v = self.rhs(rhs, prim, *span, &self.name(*dst))?;
+                self.scalars.insert(*dst, v);
+            }
+            Stmt::If { dsts, cond, then, els, .. } => {
+                let c = self.operand(cond).into_int_value();
+                let tb = self.cx.append_basic_block(self.func, "then");
+                let eb = self.cx.append_basic_block(self.func, "else");
+                let jb = self.cx.append_basic_block(self.func, "endif");
+                self.b.build_conditional_branch(c, tb, eb)?;
+                self.b.position_at_end(tb);
+                let tv = self.block(then)?;
+                let tend = self.b.get_insert_block().unwrap();
+                self.b.build_unconditional_branch(jb)?;
+                self.b.position_at_end(eb);
+                let ev = self.block(els)?;
+                let eend = self.b.get_insert_block().unwrap();
+                self.b.build_unconditional_branch(jb)?;
+                self.b.position_at_end(jb);
+                for (i, d) in dsts.iter().enumerate() {
+                    let phi = self.b.build_phi(reg_ty(self.cx, self.f.var(*d).ty.prim()), &self.name(*d))?;
+                    phi.add_incoming(&[(&tv[i], tend), (&ev[i], eend)]);
+                    self.scalars.insert(*d, phi.as_basic_value());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn rhs(&mut self, rhs: &Rhs, prim: Prim, span: Span, name: &str) -> R<BasicValueEnum<'ctx>> {
+        let b = &self.b;
+        Ok(match rhs {
+            Rhs::Copy(o) => self.operand(o),
+            Rhs::Unary(op, o) => {
+                let v = self.operand(o);
+                match (op, prim) {
+                    (UnOp::Neg, p) if p.is_float() => {
+                        let r = b.build_float_neg(v.into_float_value(), name)?.into();
+                        self.fast(r);
+                        r
+                    }
+                    (UnOp::Neg, _) => b.build_int_neg(v.into_int_value(), name)?.into(),
+                    (UnOp::Not, _) => b.build_not(v.into_int_value(), name)?.into(),
+                }
+            }
+            Rhs::Binary(op, x, y) => {
+                let (x, y) = (self.operand(x), self.operand(y));
+                self.binary(*op, x, y, span, name)?
+            }
+            Rhs::Builtin(bi, args) => {
+                let vs: Vec<BasicValueEnum> = args.iter().map(|a| self.operand(a)).collect();
+                self.builtin(*bi, &vs, name)?
+            }
+            Rhs::Cast(p, o) => {
+                let v = self.operand(o);
+                self.cast(*p, v, name)?
+            }
+            Rhs::Select(c, x, y) => {
+                let c = self.operand(c).into_int_value();
+                b.build_select(c, self.operand(x), self.operand(y), name)?
+            }
+            Rhs::Index(a, ix) => {
+                let i = self.operand(&ix[0]).into_int_value();
+                let len = self.size(*a)?;
+                let out = self.b.build_int_compare(IntPredicate::UGE, i, len, "out_of_range")?;
+                let msg = format!("{}: index out of range in '{}'", self.f.location(span), self.f.var(*a).name);
+                self.fail_if(out, ERR_INDEX, &msg, Some(i), Some(len))?;
+                let base = self.array_ptr(*a)?;
+                let p = self.f.var(*a).ty.prim();
+                let t = mem_ty(self.cx, p);
+                let ep = unsafe { self.b.build_in_bounds_gep(t, base, &[i], "elt")? };
+                let v = self.b.build_load(t, ep, name)?;
+                self.from_mem(v, p)?
+            }
+            Rhs::Length(a, _) => self.size(*a)?.into(),
+        })
+    }
+
+    fn binary(&mut self, op: BinOp, x: BasicValueEnum<'ctx>, y: BasicValueEnum<'ctx>, span: Span, name: &str) -> R<BasicValueEnum<'ctx>> {
+        if x.is_float_value() {
+            let (a, c) = (x.into_float_value(), y.into_float_value());
+            let b = &self.b;
+            let pred = |p| -> R<BasicValueEnum<'ctx>> { Ok(b.build_float_compare(p, a, c, name)?.into()) };
+            let r: BasicValueEnum = match op {
+                BinOp::Add => b.build_float_add(a, c, name)?.into(),
+                BinOp::Sub => b.build_float_sub(a, c, name)?.into(),
+                BinOp::Mul => b.build_float_mul(a, c, name)?.into(),
+                BinOp::Div => b.build_float_div(a, c, name)?.into(),
+                BinOp::Rem => b.build_float_rem(a, c, name)?.into(),
+                BinOp::Eq => pred(FloatPredicate::OEQ)?,
+                BinOp::Ne => pred(FloatPredicate::UNE)?,
+                BinOp::Lt => pred(FloatPredicate::OLT)?,
+                BinOp::Le => pred(FloatPredicate::OLE)?,
+                BinOp::Gt => pred(FloatPredicate::OGT)?,
+                BinOp::Ge => pred(FloatPredicate::OGE)?,
+                _ => unreachable!("ill-typed float operation"),
+            };
+            self.fast(r);
+            return Ok(r);
+        }
+        let (a, c) = (x.into_int_value(), y.into_int_value());
+        let bits = a.get_type().get_bit_width();
+        let b = &self.b;
+        let cmp = |p| -> R<BasicValueEnum<'ctx>> { Ok(b.build_int_compare(p, a, c, name)?.into()) };
+        Ok(match op {
+            BinOp::Add => b.build_int_add(a, c, name)?.into(),
+            BinOp::Sub => b.build_int_sub(a, c, name)?.into(),
+            BinOp::Mul => b.build_int_mul(a, c, name)?.into(),
+            BinOp::BitAnd | BinOp::And => b.build_and(a, c, name)?.into(),
+            BinOp::BitOr | BinOp::Or => b.build_or(a, c, name)?.into(),
+            BinOp::BitXor => b.build_xor(a, c, name)?.into(),
+            BinOp::Shl | BinOp::Shr => {
+                let mask = a.get_type().const_int((bits - 1) as u64, false);
+                let s = b.build_and(c, mask, "shift")?;
+                if op == BinOp::Shl {
+                    b.build_left_shift(a, s, name)?.into()
+                } else {
+                    b.build_right_shift(a, s, true, name)?.into()
+                }
+            }
+            BinOp::Eq => cmp(IntPredicate::EQ)?,
+            BinOp::Ne => cmp(IntPredicate::NE)?,
+            BinOp::Lt => cmp(IntPredicate::SLT)?,
+            BinOp::Le => cmp(IntPredicate::SLE)?,
+            BinOp::Gt => cmp(IntPredicate::SGT)?,
+            BinOp::Ge => cmp(IntPredicate::SGE)?,
+            BinOp::Div | BinOp::Rem => {
+                let t = a.get_type();
+                if let Some(k) = c.get_sign_extended_constant() {
+                    if k != 0 && k != -1 {
+                        return Ok(if op == BinOp::Div { b.build_int_signed_div(a, c, name)? } else { b.build_int_signed_rem(a, c, name)? }.into());
+                    }
+                }
+                let zero = b.build_int_compare(IntPredicate::EQ, c, t.const_zero(), "div_zero")?;
+                let msg = format!("{}: integer division by zero", self.f.location(span));
+                self.fail_if(zero, ERR_DIV_ZERO, &msg, None, None)?;
+                let b = &self.b;
+                // MIN / -1 is MIN and MIN % -1 is 0: divide by 1 instead and fix up.
+                let m1 = b.build_int_compare(IntPredicate::EQ, c, t.const_all_ones(), "by_minus_one")?;
+                let safe = b.build_select(m1, t.const_int(1, false), c, "divisor")?.into_int_value();
+                if op == BinOp::Div {
+                    let q = b.build_int_signed_div(a, safe, "q")?;
+                    let neg = b.build_int_neg(a, "neg")?;
+                    b.build_select(m1, neg, q, name)?
+                } else {
+                    let r = b.build_int_signed_rem(a, safe, "r")?;
+                    b.build_select(m1, t.const_zero(), r, name)?
+                }
+            }
+        })
+    }
+
+    fn call_intrinsic(&self, name: &str, tys: &[BasicTypeEnum<'ctx>], args: &[BasicMetadataValueEnum<'ctx>], n: &str) -> R<BasicValueEnum<'ctx>> {
+        let f = self.intrinsic(name, tys);
+        let v = self.b.build_call(f, args, n)?.try_as_basic_value().basic().unwrap();
+        self.fast(v);
+        Ok(v)
+    }
+
+    fn builtin(&mut self, bi: Builtin, vs: &[BasicValueEnum<'ctx>], name: &str) -> R<BasicValueEnum<'ctx>> {
+        let t = vs[0].get_type();
+        let args: Vec<BasicMetadataValueEnum> = vs.iter().map(|v| (*v).into()).collect();
+        let float = vs[0].is_float_value();
+        let prim = if float {
+            if vs[0].into_float_value().get_type() == self.cx.f32_type() { Prim::F32 } else { Prim::F64 }
+        } else {
+            Prim::I64
+        };
+        Ok(match bi {
+            Builtin::Min if float => self.call_intrinsic("llvm.minnum", &[t], &args, name)?,
+            Builtin::Max if float => self.call_intrinsic("llvm.maxnum", &[t], &args, name)?,
+            Builtin::Min => self.call_intrinsic("llvm.smin", &[t], &args, name)?,
+            Builtin::Max => self.call_intrinsic("llvm.smax", &[t], &args, name)?,
+            Builtin::Abs if float => self.call_intrinsic("llvm.fabs", &[t], &args, name)?,
+            Builtin::Abs => {
+                let poison = self.cx.bool_type().const_zero().into();
+                self.call_intrinsic("llvm.abs", &[t], &[args[0], poison], name)?
+            }
+            Builtin::Sqrt => self.call_intrinsic("llvm.sqrt", &[t], &args, name)?,
+            Builtin::Exp => self.call_intrinsic("llvm.exp", &[t], &args, name)?,
+            Builtin::Log => self.call_intrinsic("llvm.log", &[t], &args, name)?,
+            Builtin::Sin => self.call_intrinsic("llvm.sin", &[t], &args, name)?,
+            Builtin::Cos => self.call_intrinsic("llvm.cos", &[t], &args, name)?,
+            Builtin::Floor => self.call_intrinsic("llvm.floor", &[t], &args, name)?,
+            Builtin::Ceil => self.call_intrinsic("llvm.ceil", &[t], &args, name)?,
+            Builtin::Round => self.call_intrinsic("llvm.round", &[t], &args, name)?,
+            Builtin::Pow => self.call_intrinsic("llvm.pow", &[t], &args, name)?,
+            Builtin::Tan | Builtin::Erf => {
+                let f = self.libm_fn(bi.name(), prim);
+                self.b.build_call(f, &args, name)?.try_as_basic_value().basic().unwrap()
+            }
+        })
+    }
+
+    fn cast(&mut self, to: Prim, v: BasicValueEnum<'ctx>, name: &str) -> R<BasicValueEnum<'ctx>> {
+        let b = &self.b;
+        let tt = reg_ty(self.cx, to);
+        if v.is_int_value() {
+            let x = v.into_int_value();
+            let from_bool = x.get_type().get_bit_width() == 1;
+            return Ok(if to.is_int() {
+                let tw = tt.into_int_type().get_bit_width();
+                let fw = x.get_type().get_bit_width();
+                if from_bool {
+                    b.build_int_z_extend(x, tt.into_int_type(), name)?.into()
+                } else if tw > fw {
+                    b.build_int_s_extend(x, tt.into_int_type(), name)?.into()
+                } else if tw < fw {
+                    b.build_int_truncate(x, tt.into_int_type(), name)?.into()
+                } else {
+                    x.into()
+                }
+            } else if from_bool {
+                b.build_unsigned_int_to_float(x, tt.into_float_type(), name)?.into()
+            } else {
+                b.build_signed_int_to_float(x, tt.into_float_type(), name)?.into()
+            });
+        }
+        let x = v.into_float_value();
+        Ok(if to.is_float() {
+            let ft = x.get_type();
+            if ft == tt.into_float_type() {
+                x.into()
+            } else if to == Prim::F64 {
+                b.build_float_ext(x, tt.into_float_type(), name)?.into()
+            } else {
+                b.build_float_trunc(x, tt.into_float_type(), name)?.into()
+            }
+        } else {
+            // Saturating, NaN to zero.
+            self.call_intrinsic("llvm.fptosi.sat", &[tt, x.get_type().into()], &[x.into()], name)?
+        })
+    }
+
+    fn lambda(&mut self, l: &Lambda, args: &[BasicValueEnum<'ctx>]) -> R<Vec<BasicValueEnum<'ctx>>> {
+        for (p, a) in l.params.iter().zip(args) {
+            self.scalars.insert(*p, *a);
+        }
+        self.block(&l.body)
+    }
+
+    // ------------------------------------------------------------ loops
+
+    fn nest(&mut self, n: &LoopNest, staged: bool) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let extent = self.size_expr(&n.extent)?;
+        if let SizeExpr::Scalar(o) = &n.extent {
+            if !matches!(o, Operand::Const(Const::I64(k)) if *k >= 0) {
+                let neg = self.b.build_int_compare(IntPredicate::SLT, extent, i64t.const_zero(), "negative")?;
+                let msg = format!("{}: negative size", self.f.location(n.span));
+                self.fail_if(neg, ERR_NEGATIVE_SIZE, &msg, Some(extent), None)?;
+            }
+        }
+        if staged {
+            for v in &n.stores {
+                let bytes = self.bytes(*v)?;
+                let p = self.alloc(bytes, *v)?;
+                self.slots.insert(*v, p);
+            }
+        }
+        let leaves: Vec<LoopBody> = n.body.leaves().into_iter().cloned().collect();
+        // Accumulators live below the loop: set before it.
+        let mut accs: HashMap<String, Vec<PointerValue<'ctx>>> = HashMap::new();
+        for l in &leaves {
+            if let LoopBody::ManyToOne { name, init, results, .. } = l {
+                let mut slots = vec![];
+                for (r, o) in results.iter().zip(init) {
+                    let t = reg_ty(cx, self.f.var(*r).ty.prim());
+                    let slot = self.entry_alloca(t, &format!("{}.acc", self.name(*r)))?;
+                    let v = self.operand(o);
+                    self.b.build_store(slot, v)?;
+                    slots.push(slot);
+                }
+                accs.insert(name.clone(), slots);
+            }
+        }
+        // Base pointers of everything the nest streams or stores.
+        let mut base: HashMap<VarId, PointerValue<'ctx>> = HashMap::new();
+        for l in &leaves {
+            for v in l.reads().iter().chain(n.stores.iter()) {
+                if (self.params.contains_key(v) || self.slots.contains_key(v)) && !base.contains_key(v) {
+                    let p = self.array_ptr(*v)?;
+                    base.insert(*v, p);
+                }
+            }
+        }
+        let pre = self.b.get_insert_block().unwrap();
+        let header = cx.append_basic_block(self.func, &format!("cluster{}.header", n.cluster));
+        let body = cx.append_basic_block(self.func, &format!("cluster{}.body", n.cluster));
+        let exit = cx.append_basic_block(self.func, &format!("cluster{}.exit", n.cluster));
+        self.b.build_unconditional_branch(header)?;
+        self.b.position_at_end(header);
+        let i = self.b.build_phi(i64t, &self.name(n.index))?;
+        let iv = i.as_basic_value().into_int_value();
+        let go = self.b.build_int_compare(IntPredicate::SLT, iv, extent, "more")?;
+        self.b.build_conditional_branch(go, body, exit)?;
+        self.b.position_at_end(body);
+        self.scalars.insert(n.index, iv.into());
+
+        let mut elems: HashMap<VarId, BasicValueEnum<'ctx>> = HashMap::new();
+        self.body(&n.body, iv, &base, &mut elems, &accs, &n.stores)?;
+
+        let latch = self.b.get_insert_block().unwrap();
+        let next = self.b.build_int_add(iv, i64t.const_int(1, false), "next")?;
+        self.b.build_unconditional_branch(header)?;
+        i.add_incoming(&[(&i64t.const_zero(), pre), (&next, latch)]);
+        self.b.position_at_end(exit);
+        // Read the accumulators after the loop.
+        for l in &leaves {
+            if let LoopBody::ManyToOne { name, results, .. } = l {
+                for (r, slot) in results.iter().zip(&accs[name]) {
+                    let t = reg_ty(cx, self.f.var(*r).ty.prim());
+                    let v = self.b.build_load(t, *slot, &self.name(*r))?;
+                    self.scalars.insert(*r, v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn entry_alloca(&mut self, t: BasicTypeEnum<'ctx>, name: &str) -> R<PointerValue<'ctx>> {
+        let cur = self.b.get_insert_block().unwrap();
+        match self.entry_bb.get_first_instruction() {
+            Some(i) => self.b.position_before(&i),
+            None => self.b.position_at_end(self.entry_bb),
+        }
+        let slot = self.b.build_alloca(t, name)?;
+        self.b.position_at_end(cur);
+        Ok(slot)
+    }
+
+    /// The current element of array `v`: a temporary of this iteration, or
+    /// one load per iteration however many bodies read it (a shared read).
+    fn element(&mut self, v: VarId, i: IntValue<'ctx>, base: &HashMap<VarId, PointerValue<'ctx>>, elems: &mut HashMap<VarId, BasicValueEnum<'ctx>>) -> R<BasicValueEnum<'ctx>> {
+        if let Some(e) = elems.get(&v) {
+            return Ok(*e);
+        }
+        let p = self.f.var(v).ty.prim();
+        let t = mem_ty(self.cx, p);
+        let ep = unsafe { self.b.build_in_bounds_gep(t, base[&v], &[i], "p")? };
+        let x = self.b.build_load(t, ep, &format!("{}.elt", self.name(v)))?;
+        let x = self.from_mem(x, p)?;
+        elems.insert(v, x);
+        Ok(x)
+    }
+
+    fn body(
+        &mut self,
+        b: &Body,
+        i: IntValue<'ctx>,
+        base: &HashMap<VarId, PointerValue<'ctx>>,
+        elems: &mut HashMap<VarId, BasicValueEnum<'ctx>>,
+        accs: &HashMap<String, Vec<PointerValue<'ctx>>>,
+        stores: &[VarId],
+    ) -> R<()> {
+        match b {
+            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
+                self.body(first, i, base, elems, accs, stores)?;
+                self.body(then, i, base, elems, accs, stores)
+            }
+            Body::Leaf(l) => match l {
+                LoopBody::OneToOne { reads, f, outs, .. } => {
+                    let args = reads.iter().map(|r| self.element(*r, i, base, elems)).collect::<R<Vec<_>>>()?;
+                    let rs = self.lambda(f, &args)?;
+                    self.put(outs, rs, i, base, elems, stores)
+                }
+                LoopBody::FromIndex { f, outs, .. } => {
+                    let rs = self.lambda(f, &[i.into()])?;
+                    self.put(outs, rs, i, base, elems, stores)
+                }
+                LoopBody::ManyToOne { name, reads, op, results, .. } => {
+                    let mut args = vec![];
+                    for (r, slot) in results.iter().zip(&accs[name]) {
+                        let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
+                        args.push(self.b.build_load(t, *slot, "acc")?);
+                    }
+                    for r in reads {
+                        args.push(self.element(*r, i, base, elems)?);
+                    }
+                    let rs = self.lambda(op, &args)?;
+                    for (v, slot) in rs.iter().zip(&accs[name]) {
+                        self.b.build_store(*slot, *v)?;
+                    }
+                    Ok(())
+                }
+            },
+        }
+    }
+
+    fn put(
+        &mut self,
+        outs: &[VarId],
+        rs: Vec<BasicValueEnum<'ctx>>,
+        i: IntValue<'ctx>,
+        base: &HashMap<VarId, PointerValue<'ctx>>,
+        elems: &mut HashMap<VarId, BasicValueEnum<'ctx>>,
+        stores: &[VarId],
+    ) -> R<()> {
+        for (o, v) in outs.iter().zip(rs) {
+            elems.insert(*o, v);
+            if stores.contains(o) {
+                let t = mem_ty(self.cx, self.f.var(*o).ty.prim());
+                let ep = unsafe { self.b.build_in_bounds_gep(t, base[o], &[i], "q")? };
+                let m = self.to_mem(v)?;
+                self.b.build_store(ep, m)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[allow(dead_code)]
+fn _desc<'ctx>(cx: &'ctx Context) -> BasicTypeEnum<'ctx> {
+    desc_ty(cx).as_basic_type_enum()
+}

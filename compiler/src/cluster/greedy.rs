@@ -1,0 +1,42 @@
+//! A greedy clustering for comparison: take the fusible edges in source
+//! order of their consumers, then the shared reads, and merge the two
+//! clusters whenever the result is still legal. Like the heuristics of
+//! papers/002 §5, it can miss the optimum.
+
+use super::{order_clusters, Groups};
+use afc_ir::cluster::{verify, Clustering};
+use afc_ir::graph::DepGraph;
+use afc_ir::labelled::{Function, NodeId};
+
+pub fn cluster(f: &Function, g: &DepGraph) -> Clustering {
+    let mut candidates: Vec<(NodeId, NodeId)> = g.edges().filter(|(_, _, e)| e.is_fusible()).map(|(a, b, _)| (a, b)).collect();
+    candidates.sort_by_key(|(a, b)| (f.node(*b).span.start, f.node(*a).span.start));
+    candidates.extend(g.siblings().keys().copied());
+    let mut groups = Groups::new(g.len());
+    for (a, b) in candidates {
+        if groups.find(a.0 as usize) == groups.find(b.0 as usize) {
+            continue;
+        }
+        let mut trial = Groups { ..clone_groups(&mut groups) };
+        trial.union(a.0 as usize, b.0 as usize);
+        if let Some(clusters) = order_clusters(f, g, trial.groups()) {
+            let c = Clustering { clusters, how: "greedy".into() };
+            if verify(f, g, &c).is_ok() {
+                groups = trial;
+            }
+        }
+    }
+    let clusters = order_clusters(f, g, groups.groups()).expect("greedy keeps the clustering acyclic");
+    Clustering { clusters, how: "greedy".into() }
+}
+
+fn clone_groups(g: &mut Groups) -> Groups {
+    let n = g.groups().iter().map(|m| m.len()).sum();
+    let mut out = Groups::new(n);
+    for m in g.groups() {
+        for w in m.windows(2) {
+            out.union(w[0].0 as usize, w[1].0 as usize);
+        }
+    }
+    out
+}

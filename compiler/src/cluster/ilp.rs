@@ -1,0 +1,193 @@
+//! The edge-local clustering ILP (papers/002 §4.1 with the exact shared-read
+//! cost of DESIGN.md decision 6); docs/ilp.md explains every constraint.
+//!
+//! Variables: `pi_N` (position of node N in the cluster order), `x_A_B`
+//! (1 = the fusible edge A→B is not fused), `s_A_B` (1 = siblings A and B
+//! do not share their reads), `m_V` (1 = array V is written to memory),
+//! `r_V_K` (1 = the K-th reader of array V reads it from memory anew).
+
+use super::{order_clusters, Groups};
+use afc_ir::cluster::{verify, Clustering};
+use afc_ir::graph::DepGraph;
+use afc_ir::labelled::{Function, NodeId, VarId};
+use afc_ir::lp::{Lp, LpVar, SolveStatus};
+use indexmap::IndexMap;
+
+/// The model and how to read a clustering back from its solution.
+pub struct Model {
+    pub lp: Lp,
+    pub fused_edges: IndexMap<(NodeId, NodeId), LpVar>,
+    pub fused_siblings: IndexMap<(NodeId, NodeId), LpVar>,
+}
+
+/// Builds the ILP of one function.
+pub fn model(f: &Function, g: &DepGraph) -> Model {
+    let mut lp = Lp::default();
+    let n = g.len() as f64;
+    lp.comments.push(format!("clustering ILP of fn {} (edge-local model, docs/ilp.md)", f.name));
+    for node in g.nodes() {
+        lp.comments.push(format!("node {} = {} '{}'", node.0, f.node(node).combinator(), f.node(node).name));
+    }
+    let pi: Vec<LpVar> = g.nodes().map(|a| lp.var(format!("pi_{}", a.0), 0.0, n, false)).collect();
+    let p = |a: NodeId| pi[a.0 as usize];
+
+    // Edges: a fused edge puts both ends at one position, an unfused or
+    // fusion-preventing one puts the consumer strictly later.
+    let mut fused_edges = IndexMap::new();
+    for (a, b, e) in g.edges() {
+        if e.is_fusible() {
+            let x = lp.binary(format!("x_{}_{}", a.0, b.0));
+            lp.row(format!("edge_lo_{}_{}", a.0, b.0), vec![(x, 1.0), (p(b), -1.0), (p(a), 1.0)], f64::NEG_INFINITY, 0.0);
+            lp.row(format!("edge_hi_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (x, -n)], f64::NEG_INFINITY, 0.0);
+            fused_edges.insert((a, b), x);
+        } else {
+            lp.row(format!("prevent_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0)], 1.0, f64::INFINITY);
+        }
+    }
+    // Siblings that may share their reads must then share a position.
+    // Pairs joined by a fusion-preventing path never can (papers/000 §1.4.5).
+    let mut fused_siblings = IndexMap::new();
+    for &(a, b) in g.siblings().keys() {
+        if g.preventing_path(a, b) || g.preventing_path(b, a) {
+            continue;
+        }
+        if g.iteration[a.0 as usize] != g.iteration[b.0 as usize] {
+            continue;
+        }
+        let s = lp.binary(format!("s_{}_{}", a.0, b.0));
+        lp.row(format!("sib_lo_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (s, -n)], f64::NEG_INFINITY, 0.0);
+        lp.row(format!("sib_hi_{}_{}", a.0, b.0), vec![(p(a), 1.0), (p(b), -1.0), (s, -n)], f64::NEG_INFINITY, 0.0);
+        fused_siblings.insert((a, b), s);
+    }
+
+    // Manifest arrays: written unless every reader is fused with the producer.
+    let producers = f.producers();
+    let mut arrays: Vec<VarId> = vec![];
+    for node in g.nodes() {
+        for o in f.node(node).outputs() {
+            if f.var(*o).ty.is_array() {
+                arrays.push(*o);
+            }
+        }
+    }
+    let mut manifest: IndexMap<VarId, LpVar> = IndexMap::new();
+    for v in &arrays {
+        let forced = g.forced_manifest.contains(v);
+        let m = lp.var(format!("m_{}", v.0), if forced { 1.0 } else { 0.0 }, 1.0, true);
+        manifest.insert(*v, m);
+        let prod = producers[v.0 as usize].unwrap();
+        for c in g.readers.get(v).into_iter().flatten() {
+            if let Some(x) = fused_edges.get(&(prod, *c)) {
+                lp.row(format!("manifest_{}_{}", v.0, c.0), vec![(*x, 1.0), (m, -1.0)], f64::NEG_INFINITY, 0.0);
+            }
+        }
+    }
+
+    // Reads: reader k of array V reads it anew unless it is fused with V's
+    // producer or shares the read with an earlier reader (decision 6).
+    let mut traffic: Vec<(LpVar, f64)> = vec![];
+    let mut constant_reads = 0.0;
+    for (v, readers) in &g.readers {
+        let prod = producers[v.0 as usize];
+        for (k, c) in readers.iter().enumerate() {
+            let f_k: Option<LpVar> = prod.and_then(|pr| fused_edges.get(&(pr, *c)).copied());
+            if k == 0 {
+                match f_k {
+                    Some(x) => traffic.push((x, 1.0)),
+                    None => constant_reads += 1.0,
+                }
+                continue;
+            }
+            let r = lp.var(format!("r_{}_{}", v.0, k), 0.0, 1.0, false);
+            // r ≥ f_k − Σ_{j<k} (1 − s_jk)
+            let mut terms = vec![(r, 1.0)];
+            let mut rhs = -(k as f64);
+            match f_k {
+                Some(x) => terms.push((x, -1.0)),
+                None => rhs += 1.0,
+            }
+            for prev in &readers[..k] {
+                let key = ((*prev).min(*c), (*prev).max(*c));
+                match fused_siblings.get(&key) {
+                    Some(s) => terms.push((*s, -1.0)),
+                    None => rhs += 1.0,
+                }
+            }
+            lp.row(format!("read_{}_{}", v.0, k), terms, rhs, f64::INFINITY);
+            traffic.push((r, 1.0));
+        }
+    }
+    for (v, m) in &manifest {
+        let _ = v;
+        traffic.push((*m, 1.0));
+    }
+
+    // Lexicographic weights: traffic, then intermediate arrays, then unfused edges and pairs.
+    let fuse_count = (fused_edges.len() + fused_siblings.len()) as f64;
+    let w_fuse = 1.0;
+    let w_manifest = fuse_count + 1.0;
+    let w_traffic = w_manifest * (manifest.len() as f64 + 1.0);
+    let mut obj: IndexMap<LpVar, f64> = IndexMap::new();
+    for (v, c) in traffic {
+        *obj.entry(v).or_default() += w_traffic * c;
+    }
+    for (v, m) in &manifest {
+        if !g.forced_manifest.contains(v) {
+            *obj.entry(*m).or_default() += w_manifest;
+        }
+    }
+    for x in fused_edges.values().chain(fused_siblings.values()) {
+        *obj.entry(*x).or_default() += w_fuse;
+    }
+    lp.objective = obj.into_iter().collect();
+    lp.comments.push(format!(
+        "weights: traffic {} per element, intermediate array {}, unfused edge or pair {}; constant reads {}",
+        w_traffic, w_manifest, w_fuse, constant_reads
+    ));
+    Model { lp, fused_edges, fused_siblings }
+}
+
+/// Solves the model with CBC and reads the clustering back: the connected
+/// components of fused edges and fused sibling pairs (decision 8).
+pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
+    if g.is_empty() {
+        return Clustering { clusters: vec![], how: "ilp: empty".into() };
+    }
+    let m = model(f, g);
+    let sol = afc_cluster_cbc::solve(&m.lp, time_limit);
+    let how = match sol.status {
+        SolveStatus::Optimal => "ilp: optimal",
+        SolveStatus::Feasible => "ilp: time limit reached, best solution found used",
+        SolveStatus::None => {
+            let mut c = super::greedy::cluster(f, g);
+            c.how = "ilp: no solution within the time limit, greedy clustering used".into();
+            return c;
+        }
+    };
+    let mut groups = Groups::new(g.len());
+    for ((a, b), x) in &m.fused_edges {
+        if !sol.is_one(*x) {
+            groups.union(a.0 as usize, b.0 as usize);
+        }
+    }
+    for ((a, b), s) in &m.fused_siblings {
+        if !sol.is_one(*s) {
+            groups.union(a.0 as usize, b.0 as usize);
+        }
+    }
+    let clusters = order_clusters(f, g, groups.groups());
+    let c = match clusters {
+        Some(clusters) => Clustering { clusters, how: format!("{} (objective {})", how, sol.objective) },
+        None => internal_error(f, &m, "the solution's clusters depend on each other cyclically"),
+    };
+    if let Err(e) = verify(f, g, &c) {
+        internal_error(f, &m, &e);
+    }
+    c
+}
+
+fn internal_error(f: &Function, m: &Model, what: &str) -> ! {
+    eprintln!("internal compiler error: ILP solution for fn {} fails its check: {}", f.name, what);
+    eprintln!("{}", m.lp.to_lp_format());
+    std::process::exit(70);
+}

@@ -1,0 +1,257 @@
+//! The command line (LANGUAGE.md): parses options, runs the pipeline up to
+//! what `--emit` asks for, writes outputs atomically (a failed compilation
+//! leaves no partial file), and renders diagnostics.
+
+use crate::cluster::{ClusterConfig, FusionMode};
+use crate::pipeline::{self, Options};
+use afc_ir::diag::{render_all, SourceFile};
+use afc_ir::interp::{self, Scalar, Value};
+use afc_ir::labelled::{Operand, VarTy};
+use afc_ir::types::Prim;
+use clap::Parser;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Emit {
+    /// Object file (the default).
+    Obj,
+    /// The C header declaring the exported functions.
+    Header,
+    /// Textual LLVM IR after optimisation.
+    LlvmIr,
+    /// Assembly.
+    Asm,
+    /// The labelled let-bound program.
+    Labelled,
+    /// Each array's size and each node's iteration size.
+    Sizes,
+    /// The dependency graph with fusible and fusion-preventing edges.
+    Graph,
+    /// The clustering ILP in CPLEX LP format.
+    Ilp,
+    /// The clusters, in the format of LANGUAGE.md.
+    Clusters,
+    /// The fusion tree of each cluster.
+    FusionTree,
+    /// The explicitly loopy IR.
+    LoopIr,
+}
+
+/// afc: an optimally fusing compiler for .acc array programs.
+#[derive(Parser, Debug)]
+#[command(name = "afc", version, about)]
+pub struct Cli {
+    /// The .acc source file.
+    pub file: PathBuf,
+    /// Optimisation level, -O0 to -O3.
+    #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub opt: u8,
+    /// Output file (default: FILE.o for obj; standard output for text).
+    #[arg(short = 'o')]
+    pub output: Option<PathBuf>,
+    /// What to emit, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "obj")]
+    pub emit: Vec<Emit>,
+    /// How to cluster combinators into loops.
+    #[arg(long, value_enum, default_value = "ilp")]
+    pub fusion: FusionMode,
+    /// Allow reassociation and contraction of floating-point arithmetic.
+    #[arg(long)]
+    pub fast_math: bool,
+    /// Target triple (default: the host).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Target CPU (default: the host's, when the target is the host).
+    #[arg(long)]
+    pub cpu: Option<String>,
+    /// Seconds the ILP solver may spend on one function.
+    #[arg(long, default_value_t = 10.0)]
+    pub ilp_time_limit: f64,
+    /// Run the verifiers after every pass (always on in debug builds).
+    #[arg(long)]
+    pub verify: bool,
+    /// Say how each function was clustered.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Print the time each pass takes.
+    #[arg(long)]
+    pub time_passes: bool,
+    /// Run the exported function NAME in the reference interpreter on ARGS
+    /// (one per flattened parameter: `1.5`, `true`, `[1,2,3]`) and print its results.
+    #[arg(long, value_name = "NAME")]
+    pub interpret: Option<String>,
+    /// Arguments for --interpret.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => 0,
+        Err(code) => code,
+    }
+}
+
+fn fail(msg: &str) -> i32 {
+    eprintln!("afc: error: {}", msg);
+    1
+}
+
+fn run(cli: &Cli) -> Result<(), i32> {
+    let text = std::fs::read_to_string(&cli.file).map_err(|e| fail(&format!("cannot read {}: {}", cli.file.display(), e)))?;
+    let file = SourceFile::new(cli.file.display().to_string(), text);
+    let opts = Options {
+        cluster: ClusterConfig { mode: cli.fusion, time_limit: cli.ilp_time_limit },
+        verify: cli.verify || cfg!(debug_assertions),
+        verbose: cli.verbose,
+        time_passes: cli.time_passes,
+    };
+    let diag = |ds: Vec<afc_ir::diag::Diagnostic>| {
+        eprint!("{}", render_all(&ds, &file));
+        1
+    };
+    let program = pipeline::front(&file, &opts).map_err(diag)?;
+    if let Some(name) = &cli.interpret {
+        return interpret(&program, name, &cli.args);
+    }
+    let mut text_out = String::new();
+    let emits = &cli.emit;
+    if emits.contains(&Emit::Labelled) {
+        text_out += &afc_ir::labelled::print_program(&program);
+    }
+    if emits.contains(&Emit::Header) {
+        text_out += &crate::header::header(&program, &file.name);
+    }
+    let needs_middle = emits.iter().any(|e| !matches!(e, Emit::Labelled | Emit::Header));
+    if needs_middle {
+        let stages = pipeline::middle(&file, program, &opts).map_err(diag)?;
+        for e in emits {
+            for fs in &stages.functions {
+                let f = &fs.labelled;
+                match e {
+                    Emit::Sizes => text_out += &afc_ir::sizes::print(f, &fs.sizes),
+                    Emit::Graph => text_out += &afc_ir::graph::print(f, &fs.graph, &fs.sizes),
+                    Emit::Ilp => text_out += &crate::cluster::ilp::model(f, &fs.graph).lp.to_lp_format(),
+                    Emit::Clusters => text_out += &afc_ir::cluster::print(f, &fs.clustering),
+                    Emit::FusionTree => text_out += &afc_ir::fusion::print(f, &fs.trees),
+                    _ => {}
+                }
+            }
+        }
+        if emits.contains(&Emit::LoopIr) {
+            text_out += &afc_ir::loops::print(&stages.loops);
+        }
+        let want_llvm = emits.iter().any(|e| matches!(e, Emit::Obj | Emit::Asm | Emit::LlvmIr));
+        if want_llvm {
+            let copts = afc_codegen_llvm::Options { opt_level: cli.opt, fast_math: cli.fast_math, target: cli.target.clone(), cpu: cli.cpu.clone() };
+            let module = cli.file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "afc".into());
+            let art = afc_codegen_llvm::compile(&stages.loops, &module, &copts, emits.contains(&Emit::Asm), emits.contains(&Emit::Obj))
+                .map_err(|e| fail(&e))?;
+            if emits.contains(&Emit::LlvmIr) {
+                text_out += &art.llvm_ir;
+            }
+            if let Some(asm) = &art.asm {
+                text_out += &String::from_utf8_lossy(asm);
+            }
+            if let Some(obj) = &art.obj {
+                let only_obj = emits.iter().all(|e| *e == Emit::Obj);
+                let path = match (&cli.output, only_obj) {
+                    (Some(p), true) => p.clone(),
+                    (Some(_), false) => return Err(fail("-o with object code and text output: emit them in separate runs")),
+                    (None, _) => cli.file.with_extension("o"),
+                };
+                write_atomically(&path, obj).map_err(|e| fail(&format!("cannot write {}: {}", path.display(), e)))?;
+            }
+        }
+    }
+    if !text_out.is_empty() {
+        match &cli.output {
+            Some(p) => write_atomically(p, text_out.as_bytes()).map_err(|e| fail(&format!("cannot write {}: {}", p.display(), e)))?,
+            None => {
+                let mut so = std::io::stdout().lock();
+                let _ = so.write_all(text_out.as_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes through a temporary file in the same folder, renamed into place.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- interpreter mode
+
+fn parse_scalar(s: &str, p: Prim) -> Option<Scalar> {
+    let s = s.trim();
+    Some(match p {
+        Prim::Bool => match s {
+            "true" | "1" => Scalar::Bool(true),
+            "false" | "0" => Scalar::Bool(false),
+            _ => return None,
+        },
+        Prim::I32 => Scalar::I32(s.parse().ok()?),
+        Prim::I64 => Scalar::I64(s.parse().ok()?),
+        Prim::F32 => Scalar::F32(s.parse().ok()?),
+        Prim::F64 => Scalar::F64(s.parse().ok()?),
+    })
+}
+
+/// Formats one result the way the test drivers print them: `name = v` or
+/// `name = [v, v]`, floats with 17 significant digits.
+pub fn format_value(name: &str, v: &Value) -> String {
+    let one = |s: &Scalar| match s {
+        Scalar::Bool(b) => format!("{}", *b as i32),
+        Scalar::I32(x) => x.to_string(),
+        Scalar::I64(x) => x.to_string(),
+        Scalar::F32(x) => format!("{:e}", x),
+        Scalar::F64(x) => format!("{:e}", x),
+    };
+    match v {
+        Value::Scalar(s) => format!("{} = {}", name, one(s)),
+        Value::Array(_, xs) => format!("{} = [{}]", name, xs.iter().map(one).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+fn interpret(program: &afc_ir::labelled::Program, name: &str, args: &[String]) -> Result<(), i32> {
+    let f = program.functions.iter().find(|f| f.name == name).ok_or_else(|| fail(&format!("no exported function '{}'", name)))?;
+    if args.len() != f.params.len() {
+        return Err(fail(&format!("'{}' takes {} arguments (flattened), {} given", name, f.params.len(), args.len())));
+    }
+    let mut vals = vec![];
+    for (a, l) in args.iter().zip(&f.params) {
+        let Operand::Var(v) = l.value else { unreachable!() };
+        let bad = || fail(&format!("cannot read '{}' as parameter {}", a, l.c_name));
+        vals.push(match f.var(v).ty {
+            VarTy::Scalar(p) => Value::Scalar(parse_scalar(a, p).ok_or_else(bad)?),
+            VarTy::Array(_, p) => {
+                let inner = a.trim().strip_prefix('[').and_then(|s| s.strip_suffix(']')).ok_or_else(bad)?;
+                let xs = if inner.trim().is_empty() {
+                    vec![]
+                } else {
+                    inner.split(',').map(|s| parse_scalar(s, p)).collect::<Option<Vec<_>>>().ok_or_else(bad)?
+                };
+                Value::Array(p, xs)
+            }
+        });
+    }
+    match interp::run(f, &vals) {
+        Ok(rs) => {
+            for (r, l) in rs.iter().zip(&f.results) {
+                println!("{}", format_value(&l.c_name, r));
+            }
+            Ok(())
+        }
+        Err(e) => {
+            println!("error {}", e.kind);
+            Err(3)
+        }
+    }
+}

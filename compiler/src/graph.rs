@@ -1,0 +1,171 @@
+//! Builds the dependency graph from the labelled program alone (DESIGN.md
+//! decision 3): streamed inputs give fusible edges; scalars computed by a
+//! node and arrays indexed by a worker give fusion-preventing edges.
+
+use afc_ir::graph::{DepGraph, Edge, EdgeKind};
+use afc_ir::labelled::*;
+use afc_ir::sizes::Sizes;
+use indexmap::{IndexMap, IndexSet};
+use petgraph::graph::DiGraph;
+use std::collections::HashMap;
+
+/// What a variable depends on, through top-level scalar statements: the
+/// nodes whose completion it needs, with a reason for each.
+fn deps_of(
+    f: &Function,
+    v: VarId,
+    producer: &[Option<NodeId>],
+    defs: &HashMap<VarId, &Stmt>,
+    out: &mut IndexMap<NodeId, String>,
+    via: &str,
+) {
+    if let Some(p) = producer[v.0 as usize] {
+        let node = f.node(p);
+        let reason = if f.var(v).ty.is_array() {
+            format!("'{}' is read by random access{}", f.var(v).name, via)
+        } else {
+            format!("scalar '{}' is complete only after {} '{}'{}", f.var(v).name, node.combinator(), node.name, via)
+        };
+        out.entry(p).or_insert(reason);
+        return;
+    }
+    if let Some(s) = defs.get(&v) {
+        let via = if via.is_empty() { format!(" (through '{}')", f.var(v).name) } else { via.to_string() };
+        for u in stmt_uses(s) {
+            deps_of(f, u, producer, defs, out, &via);
+        }
+    }
+}
+
+/// The variables a statement reads, except arrays it only measures: their
+/// sizes come from size inference (a measured rigid array depends on its size scalar).
+fn stmt_uses(s: &Stmt) -> Vec<VarId> {
+    let mut measured = vec![];
+    fn lengths(b: &[Stmt], out: &mut Vec<VarId>) {
+        for s in b {
+            match s {
+                Stmt::Assign { rhs: Rhs::Length(a, _), .. } => out.push(*a),
+                Stmt::Assign { .. } => {}
+                Stmt::If { then, els, .. } => {
+                    lengths(&then.stmts, out);
+                    lengths(&els.stmts, out);
+                }
+            }
+        }
+    }
+    lengths(std::slice::from_ref(s), &mut measured);
+    let mut indexed = IndexSet::new();
+    indexed_in(&Block { stmts: vec![s.clone()], results: vec![] }, &mut indexed);
+    afc_ir::labelled::stmt_uses(s).into_iter().filter(|v| !measured.contains(v) || indexed.contains(v)).collect()
+}
+
+/// Arrays a block reads by `Index` (not those it only measures).
+fn indexed_in(b: &Block, out: &mut IndexSet<VarId>) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Assign { rhs: Rhs::Index(a, _), .. } => {
+                out.insert(*a);
+            }
+            Stmt::Assign { .. } => {}
+            Stmt::If { then, els, .. } => {
+                indexed_in(then, out);
+                indexed_in(els, out);
+            }
+        }
+    }
+}
+
+pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
+    let producer = f.producers();
+    let mut defs: HashMap<VarId, &Stmt> = HashMap::new();
+    let mut forced_manifest: IndexSet<VarId> = IndexSet::new();
+    for it in &f.items {
+        if let Item::Stmt(s) = it {
+            match s {
+                Stmt::Assign { dst, .. } => {
+                    defs.insert(*dst, s);
+                }
+                Stmt::If { dsts, .. } => {
+                    for d in dsts {
+                        defs.insert(*d, s);
+                    }
+                }
+            }
+            // Arrays indexed outside any node are read from memory.
+            let mut ix = IndexSet::new();
+            indexed_in(&Block { stmts: vec![s.clone()], results: vec![] }, &mut ix);
+            forced_manifest.extend(ix);
+        }
+    }
+    for r in &f.results {
+        if let Operand::Var(v) = r.value {
+            if f.var(v).ty.is_array() {
+                forced_manifest.insert(v);
+            }
+        }
+    }
+    let mut graph: DiGraph<NodeId, Edge> = DiGraph::new();
+    for n in f.node_ids() {
+        graph.add_node(n);
+    }
+    let mut readers: IndexMap<VarId, Vec<NodeId>> = IndexMap::new();
+    let add = |graph: &mut DiGraph<NodeId, Edge>, a: NodeId, b: NodeId, kind: EdgeKind, v: VarId| {
+        let (ia, ib) = (DepGraph::idx(a), DepGraph::idx(b));
+        match graph.find_edge(ia, ib) {
+            Some(e) => {
+                let w = &mut graph[e];
+                if !w.vars.contains(&v) {
+                    w.vars.push(v);
+                }
+                if let EdgeKind::Preventing { .. } = kind {
+                    if w.is_fusible() {
+                        w.kind = kind;
+                    }
+                }
+            }
+            None => {
+                graph.add_edge(ia, ib, Edge { kind, vars: vec![v] });
+            }
+        }
+    };
+    for c in f.node_ids() {
+        let node = f.node(c);
+        // Captured scalars and indexed arrays: the producer must finish first.
+        let mut indexed = IndexSet::new();
+        indexed_in(&node.lambda().body, &mut indexed);
+        let mut deps: IndexMap<NodeId, String> = IndexMap::new();
+        for v in node.uses_outside_stream() {
+            if f.var(v).ty.is_array() && !indexed.contains(&v) {
+                // Only measured: a rigid size needs its scalar, nothing else.
+                if let Some(afc_ir::sizes::SizeOrigin::Scalar(Operand::Var(n))) = sizes.of_array.get(&v).map(|c| &sizes.classes[c.0 as usize]) {
+                    deps_of(f, *n, &producer, &defs, &mut deps, "");
+                }
+                continue;
+            }
+            if f.var(v).ty.is_array() {
+                forced_manifest.insert(v);
+            }
+            deps_of(f, v, &producer, &defs, &mut deps, "");
+            // Arrays indexed through scalar statements are manifest too.
+            if let Some(s) = defs.get(&v) {
+                let mut ix = IndexSet::new();
+                indexed_in(&Block { stmts: vec![(*s).clone()], results: vec![] }, &mut ix);
+                forced_manifest.extend(ix);
+            }
+        }
+        for (p, reason) in deps {
+            let v = node.uses_outside_stream().into_iter().next().unwrap();
+            add(&mut graph, p, c, EdgeKind::Preventing { reason }, v);
+        }
+        for x in node.streamed_inputs() {
+            let r = readers.entry(*x).or_default();
+            if !r.contains(&c) {
+                r.push(c);
+            }
+            if let Some(p) = producer[x.0 as usize] {
+                add(&mut graph, p, c, EdgeKind::Fusible { order: 0 }, *x);
+            }
+        }
+    }
+    DepGraph { graph, readers, forced_manifest, iteration: sizes.iteration.clone() }
+}

@@ -1,0 +1,171 @@
+//! Lowers a clustered function to the loop IR: each cluster's fusion tree
+//! becomes one `For` nest (Vertical → Before, Diagonal → Before',
+//! Horizontal → Besides), scalar statements are placed between nests as
+//! early as their inputs allow, and `length` becomes the size it names.
+
+use afc_ir::cluster::Clustering;
+use afc_ir::diag::SourceFile;
+use afc_ir::fusion::FusionTree;
+use afc_ir::graph::DepGraph;
+use afc_ir::labelled::*;
+use afc_ir::loops::{self, Body, LoopBody, LoopNest, SizeExpr, Step};
+use afc_ir::sizes::{SizeOrigin, Sizes};
+use indexmap::IndexMap;
+use std::collections::HashSet;
+
+pub fn lower(
+    file: &SourceFile,
+    f: &Function,
+    sizes: &Sizes,
+    g: &DepGraph,
+    c: &Clustering,
+    trees: &[FusionTree],
+) -> loops::Function {
+    let manifest = c.manifest(f, g);
+    let size_of_class = |id: afc_ir::sizes::SizeId| match &sizes.classes[id.0 as usize] {
+        SizeOrigin::Params(ps) => SizeExpr::Param(ps[0]),
+        SizeOrigin::Scalar(o) => SizeExpr::Scalar(*o),
+    };
+    let mut array_sizes: IndexMap<VarId, SizeExpr> = IndexMap::new();
+    for (v, id) in &sizes.of_array {
+        array_sizes.insert(*v, size_of_class(*id));
+    }
+    let same_size: Vec<Vec<VarId>> = sizes
+        .classes
+        .iter()
+        .filter_map(|c| match c {
+            SizeOrigin::Params(ps) if ps.len() > 1 => Some(ps.clone()),
+            _ => None,
+        })
+        .collect();
+    let rewrite = |b: &Block| rewrite_lengths(b, &array_sizes);
+
+    let mut vars = f.vars.clone();
+    let mut locations = IndexMap::new();
+    locations.insert(f.span, file.location(f.span));
+    for n in f.node_ids() {
+        let node = f.node(n);
+        locations.insert(node.span, file.location(node.span));
+        loops::collect_locations(file, &node.lambda().body, &mut locations);
+    }
+
+    let leaf = |n: NodeId| -> LoopBody {
+        let node = f.node(n);
+        let lam = |l: &Lambda| Lambda { params: l.params.clone(), body: rewrite(&l.body), captures: l.captures.clone() };
+        match &node.kind {
+            NodeKind::Map { f: l, inputs, outputs } => {
+                LoopBody::OneToOne { name: node.name.clone(), reads: inputs.clone(), f: lam(l), outs: outputs.clone() }
+            }
+            NodeKind::Generate { f: l, outputs, .. } => LoopBody::FromIndex { name: node.name.clone(), f: lam(l), outs: outputs.clone() },
+            NodeKind::Fold { op, init, inputs, outputs } => LoopBody::ManyToOne {
+                name: node.name.clone(),
+                init: init.clone(),
+                reads: inputs.clone(),
+                op: lam(op),
+                results: outputs.clone(),
+            },
+        }
+    };
+    fn body(t: &FusionTree, leaf: &dyn Fn(NodeId) -> LoopBody) -> Body {
+        match t {
+            FusionTree::Leaf(n) => Body::Leaf(leaf(*n)),
+            FusionTree::Vertical { via, first, then } => {
+                Body::Before { temps: via.clone(), first: Box::new(body(first, leaf)), then: Box::new(body(then, leaf)) }
+            }
+            FusionTree::Diagonal { via, first, then } => {
+                Body::BeforeKeep { temps: via.clone(), first: Box::new(body(first, leaf)), then: Box::new(body(then, leaf)) }
+            }
+            FusionTree::Horizontal(a, b) => Body::Besides(Box::new(body(a, leaf)), Box::new(body(b, leaf))),
+        }
+    }
+
+    // Top-level statements, in source order, waiting for their inputs.
+    let mut pending: Vec<Stmt> = vec![];
+    for it in &f.items {
+        if let Item::Stmt(s) = it {
+            loops::collect_stmt_location(file, s, &mut locations);
+            let b = rewrite(&Block { stmts: vec![s.clone()], results: vec![] });
+            pending.extend(b.stmts);
+        }
+    }
+    let mut available: HashSet<VarId> = f.param_vars().into_iter().collect();
+    let mut steps = vec![];
+    let flush = |pending: &mut Vec<Stmt>, available: &mut HashSet<VarId>, steps: &mut Vec<Step>| loop {
+        let pos = pending.iter().position(|s| stmt_uses(s).iter().all(|v| available.contains(v)));
+        match pos {
+            Some(i) => {
+                let s = pending.remove(i);
+                available.extend(stmt_defs(&s));
+                steps.push(Step::Stmt(s));
+            }
+            None => break,
+        }
+    };
+    flush(&mut pending, &mut available, &mut steps);
+    for (k, (members, t)) in c.clusters.iter().zip(trees).enumerate() {
+        let first = members[0];
+        let index = VarId(vars.len() as u32);
+        vars.push(VarInfo { name: "i".into(), ty: VarTy::Scalar(afc_ir::types::Prim::I64), span: f.node(first).span });
+        let b = body(t, &leaf);
+        let mut stores = vec![];
+        for l in b.leaves() {
+            for o in l.element_outs() {
+                if manifest.contains(o) {
+                    stores.push(*o);
+                }
+            }
+        }
+        let extent = size_of_class(g.iteration[first.0 as usize]);
+        // The span of the node whose size this is, for a negative-size error.
+        let span = members
+            .iter()
+            .find(|n| matches!(f.node(**n).kind, NodeKind::Generate { .. }))
+            .map(|n| f.node(*n).span)
+            .unwrap_or(f.node(first).span);
+        steps.push(Step::Loop(LoopNest { cluster: k, extent, index, body: b, stores, span }));
+        for n in members {
+            available.extend(f.node(*n).outputs().iter().copied());
+        }
+        flush(&mut pending, &mut available, &mut steps);
+    }
+    assert!(pending.is_empty(), "lowering: statements left unscheduled in fn {}", f.name);
+    loops::Function {
+        name: f.name.clone(),
+        params: f.params.clone(),
+        results: f.results.clone(),
+        vars,
+        steps,
+        sizes: array_sizes,
+        same_size,
+        locations,
+        span: f.span,
+    }
+}
+
+/// Replaces `length(a)` by the size size inference gave `a`.
+fn rewrite_lengths(b: &Block, sizes: &IndexMap<VarId, SizeExpr>) -> Block {
+    let stmts = b
+        .stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Assign { dst, rhs: Rhs::Length(a, d), span } => {
+                let rhs = match sizes.get(a) {
+                    Some(SizeExpr::Param(p)) => Rhs::Length(*p, *d),
+                    Some(SizeExpr::Scalar(o)) => Rhs::Copy(*o),
+                    None => Rhs::Length(*a, *d),
+                };
+                Stmt::Assign { dst: *dst, rhs, span: *span }
+            }
+            Stmt::If { dsts, cond, then, els, span } => Stmt::If {
+                dsts: dsts.clone(),
+                cond: *cond,
+                then: rewrite_lengths(then, sizes),
+                els: rewrite_lengths(els, sizes),
+                span: *span,
+            },
+            other => other.clone(),
+        })
+        .collect();
+    Block { stmts, results: b.results.clone() }
+}
+

@@ -1,0 +1,129 @@
+//! The pass pipeline, in order. Each pass is a function from one
+//! representation to the next; the verifier of each representation runs
+//! after the pass that made it (always in debug builds, and with `--verify`).
+//!
+//! front end → labelled program → sizes → dependency graph → clustering →
+//! fusion trees → loop IR → (codegen-llvm) LLVM IR → object code.
+//! Sizes come before the graph because iteration sizes label its nodes; the
+//! clustering needs the graph; the fusion tree needs the clustering (which
+//! arrays stay manifest); the loop IR composes bodies along the tree.
+
+use crate::cluster::{self, ClusterConfig};
+use afc_ir::cluster::Clustering;
+use afc_ir::diag::{Diagnostic, SourceFile};
+use afc_ir::fusion::FusionTree;
+use afc_ir::graph::DepGraph;
+use afc_ir::labelled::{self, Function, Program};
+use afc_ir::loops;
+use afc_ir::sizes::Sizes;
+use std::time::Instant;
+
+pub struct Options {
+    pub cluster: ClusterConfig,
+    pub verify: bool,
+    pub verbose: bool,
+    pub time_passes: bool,
+}
+
+/// Everything the middle end computed for one function.
+pub struct FunctionStages {
+    pub labelled: Function,
+    pub sizes: Sizes,
+    pub graph: DepGraph,
+    pub clustering: Clustering,
+    pub trees: Vec<FusionTree>,
+}
+
+pub struct Stages {
+    pub program: Program,
+    pub functions: Vec<FunctionStages>,
+    pub loops: loops::Program,
+}
+
+fn ice(pass: &str, what: &str, dump: &str) -> ! {
+    eprintln!("internal compiler error: after pass '{}': {}\n{}", pass, what, dump);
+    std::process::exit(70);
+}
+
+struct Timer {
+    on: bool,
+}
+
+impl Timer {
+    fn time<T>(&self, name: &str, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let r = f();
+        if self.on {
+            eprintln!("afc: pass {:<12} {:>9.3} ms", name, t.elapsed().as_secs_f64() * 1e3);
+        }
+        r
+    }
+}
+
+/// Source text to the labelled program.
+pub fn front(file: &SourceFile, opts: &Options) -> Result<Program, Vec<Diagnostic>> {
+    let t = Timer { on: opts.time_passes };
+    let p = t.time("front-end", || crate::frontend::compile_source(&file.text))?;
+    if opts.verify {
+        for f in &p.functions {
+            if let Err(e) = labelled::verify(f) {
+                ice("front-end", &e, &labelled::print_program(&p));
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// The labelled program to the loop IR, through every middle-end stage.
+pub fn middle(file: &SourceFile, program: Program, opts: &Options) -> Result<Stages, Vec<Diagnostic>> {
+    let t = Timer { on: opts.time_passes };
+    let mut functions = vec![];
+    let mut loop_fns = vec![];
+    let mut diags = vec![];
+    for f in &program.functions {
+        let sizes = match t.time("sizes", || crate::sizes::infer(f)) {
+            Ok(s) => s,
+            Err(d) => {
+                diags.push(d);
+                continue;
+            }
+        };
+        let graph = t.time("graph", || crate::graph::build(f, &sizes));
+        let clustering = t.time("cluster", || cluster::cluster(f, &graph, &opts.cluster));
+        if opts.verbose {
+            eprintln!("afc: fn {}: {} nodes, {} clusters ({})", f.name, graph.len(), clustering.clusters.len(), clustering.how);
+        }
+        if opts.verify {
+            if let Err(e) = afc_ir::cluster::verify(f, &graph, &clustering) {
+                ice("cluster", &e, &afc_ir::cluster::print(f, &clustering));
+            }
+        }
+        let trees = t.time("fusion-tree", || crate::fusion::trees(f, &graph, &clustering));
+        if opts.verify {
+            for (members, tree) in clustering.clusters.iter().zip(&trees) {
+                let mut a = members.clone();
+                let mut b = tree.leaves();
+                a.sort();
+                b.sort();
+                if a != b {
+                    ice("fusion-tree", "a tree's leaves are not its cluster", &afc_ir::fusion::print(f, &trees));
+                }
+            }
+        }
+        let lf = t.time("loop-ir", || crate::lower::lower(file, f, &sizes, &graph, &clustering, &trees));
+        if opts.verify {
+            if let Err(e) = loops::verify(&lf) {
+                ice("loop-ir", &e, &loops::print(&loops::Program { functions: vec![lf] }));
+            }
+            if lf.nests().count() != clustering.clusters.len() {
+                ice("loop-ir", "not one loop nest per cluster", "");
+            }
+        }
+        loop_fns.push(lf);
+        functions.push(FunctionStages { labelled: f.clone(), sizes, graph, clustering, trees });
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    Ok(Stages { program, functions, loops: loops::Program { functions: loop_fns } })
+}

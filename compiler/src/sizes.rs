@@ -1,0 +1,148 @@
+//! Size inference (papers/000 §1.3) for same-size combinators: constraint
+//! generation from each node, solving by union-find, then rejection of
+//! programs that need a rigid size equal to anything but itself.
+
+use afc_ir::diag::{Diagnostic, Span};
+use afc_ir::labelled::*;
+use afc_ir::sizes::{SizeId, SizeOrigin, Sizes};
+use indexmap::IndexMap;
+use std::collections::HashMap;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Key {
+    Param(VarId),
+    Rigid(Operand),
+}
+
+struct Uf {
+    parent: Vec<usize>,
+    keys: Vec<Vec<Key>>,
+    /// An array of each class, for naming it in diagnostics.
+    witness: Vec<VarId>,
+}
+
+impl Uf {
+    fn find(&mut self, x: usize) -> usize {
+        if self.parent[x] != x {
+            let r = self.find(self.parent[x]);
+            self.parent[x] = r;
+        }
+        self.parent[x]
+    }
+}
+
+/// Infers the size of every array and the iteration size of every node.
+pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
+    let arrays: Vec<VarId> = (0..f.vars.len() as u32).map(VarId).filter(|v| f.var(*v).ty.is_array()).collect();
+    let index: HashMap<VarId, usize> = arrays.iter().enumerate().map(|(i, v)| (*v, i)).collect();
+    let mut uf = Uf { parent: (0..arrays.len()).collect(), keys: vec![vec![]; arrays.len()], witness: arrays.clone() };
+    for p in f.param_vars() {
+        if let Some(&i) = index.get(&p) {
+            uf.keys[i].push(Key::Param(p));
+        }
+    }
+    // Scalars bound to `length(a)` name a's size.
+    let mut length_of: HashMap<VarId, VarId> = HashMap::new();
+    for it in &f.items {
+        if let Item::Stmt(Stmt::Assign { dst, rhs: Rhs::Length(a, 0), .. }) = it {
+            length_of.insert(*dst, *a);
+        }
+    }
+    let unify = |uf: &mut Uf, a: VarId, b: VarId, span: Span| -> Result<(), Diagnostic> {
+        let (ra, rb) = (uf.find(index[&a]), uf.find(index[&b]));
+        if ra == rb {
+            return Ok(());
+        }
+        let rigid = |ks: &Vec<Key>| ks.iter().any(|k| matches!(k, Key::Rigid(_)));
+        let (ka, kb) = (&uf.keys[ra], &uf.keys[rb]);
+        if (rigid(ka) || rigid(kb)) && !ka.is_empty() && !kb.is_empty() {
+            let (wa, wb) = (uf.witness[ra], uf.witness[rb]);
+            let describe = |ks: &Vec<Key>| -> String {
+                match ks.iter().find(|k| matches!(k, Key::Rigid(_))) {
+                    Some(Key::Rigid(o)) => format!("a size known only at run time ({})", match o {
+                        Operand::Const(c) => c.to_string(),
+                        Operand::Var(v) => format!("'{}'", f.var(*v).name),
+                    }),
+                    _ => "the size of a parameter".to_string(),
+                }
+            };
+            return Err(Diagnostic::error(
+                span,
+                format!(
+                    "the sizes of '{}' and '{}' cannot be shown equal",
+                    f.var(wa).name,
+                    f.var(wb).name
+                ),
+            )
+            .with_label(f.var(wa).span, format!("'{}' has {}", f.var(wa).name, describe(ka)))
+            .with_label(f.var(wb).span, format!("'{}' has {}", f.var(wb).name, describe(kb)))
+            .with_note("sizes born inside the program are rigid: each equals only itself"));
+        }
+        let moved = std::mem::take(&mut uf.keys[rb]);
+        uf.keys[ra].extend(moved);
+        uf.parent[rb] = ra;
+        Ok(())
+    };
+    for n in f.node_ids() {
+        let node = f.node(n);
+        let mut group: Vec<VarId> = node.streamed_inputs().to_vec();
+        if !matches!(node.kind, NodeKind::Fold { .. }) {
+            group.extend(node.outputs());
+        }
+        if let NodeKind::Generate { size, outputs, .. } = &node.kind {
+            let from = match size {
+                Operand::Var(v) => length_of.get(v).copied(),
+                _ => None,
+            };
+            match from {
+                Some(a) => group.push(a),
+                None => {
+                    let r = uf.find(index[&outputs[0]]);
+                    uf.keys[r].push(Key::Rigid(*size));
+                    // Two generates of the same scalar share one rigid size.
+                    let other = (0..arrays.len()).find(|&i| {
+                        let ri = uf.find(i);
+                        ri != r && uf.keys[ri].contains(&Key::Rigid(*size))
+                    });
+                    if let Some(o) = other {
+                        group.push(arrays[o]);
+                    }
+                }
+            }
+        }
+        for w in group.windows(2) {
+            unify(&mut uf, w[0], w[1], node.span)?;
+        }
+    }
+    for (vs, span) in &f.same_size {
+        for w in vs.windows(2) {
+            unify(&mut uf, w[0], w[1], *span)?;
+        }
+    }
+    // Number the classes in order of first appearance.
+    let mut class_of_root: IndexMap<usize, SizeId> = IndexMap::new();
+    let mut classes = vec![];
+    let mut of_array = IndexMap::new();
+    for (i, v) in arrays.iter().enumerate() {
+        let r = uf.find(i);
+        let id = *class_of_root.entry(r).or_insert_with(|| {
+            let ks = &uf.keys[r];
+            let origin = match ks.iter().find_map(|k| if let Key::Rigid(o) = k { Some(*o) } else { None }) {
+                Some(o) => SizeOrigin::Scalar(o),
+                None => SizeOrigin::Params(ks.iter().filter_map(|k| if let Key::Param(p) = k { Some(*p) } else { None }).collect()),
+            };
+            classes.push(origin);
+            SizeId(classes.len() as u32 - 1)
+        });
+        of_array.insert(*v, id);
+    }
+    let iteration = f
+        .node_ids()
+        .map(|n| {
+            let node = f.node(n);
+            let a = node.streamed_inputs().first().or(node.outputs().first()).copied().unwrap();
+            of_array[&a]
+        })
+        .collect();
+    Ok(Sizes { classes, of_array, iteration })
+}

@@ -1,0 +1,70 @@
+/* afc.h — the C ABI of functions compiled by afc, and its runtime.
+ *
+ * Each exported function takes its parameters in order (a rank-R array as a
+ * descriptor passed by value), then one out-pointer per result leaf, and
+ * returns 0 on success or one of the AFC_ERR_* codes below. On failure it
+ * frees what it allocated, leaves the caller's memory and descriptors
+ * untouched, and afc_last_error() describes what went wrong.
+ *
+ * An output descriptor whose data is NULL on entry receives memory the
+ * caller releases with afc_free(); one whose data is not NULL is storage
+ * with room for shape-many elements (the product of shape for rank 2 and 3),
+ * and receives the result in place.
+ */
+#ifndef AFC_H
+#define AFC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AFC_DESCRIPTORS(T, NAME)                          \
+    typedef struct { T *data; int64_t shape[1]; } afc_##NAME##_1d; \
+    typedef struct { T *data; int64_t shape[2]; } afc_##NAME##_2d; \
+    typedef struct { T *data; int64_t shape[3]; } afc_##NAME##_3d;
+
+AFC_DESCRIPTORS(bool, bool)
+AFC_DESCRIPTORS(int32_t, i32)
+AFC_DESCRIPTORS(int64_t, i64)
+AFC_DESCRIPTORS(float, f32)
+AFC_DESCRIPTORS(double, f64)
+
+#undef AFC_DESCRIPTORS
+
+/* Error codes returned by compiled functions. */
+enum {
+    AFC_OK = 0,
+    AFC_ERR_INDEX = 1,           /* an index out of range */
+    AFC_ERR_DIVISION_BY_ZERO = 2,/* integer division or remainder by zero */
+    AFC_ERR_SIZE_MISMATCH = 3,   /* parameters that must share a size do not */
+    AFC_ERR_NEGATIVE_SIZE = 4,   /* generate/iota of a negative size */
+    AFC_ERR_OUTPUT_TOO_SMALL = 5,/* caller-provided output storage too small */
+    AFC_ERR_OUT_OF_MEMORY = 6
+};
+
+/* Threads for parallel loops: 0 = all cores; the default comes from the
+ * AFC_NUM_THREADS environment variable. Returns the number used. */
+int afc_set_num_threads(int n);
+/* The message of the last failure on this thread ("" if none). */
+const char *afc_last_error(void);
+/* Sets this thread's error message (for extern functions). */
+void afc_set_error(const char *msg);
+/* 64-byte-aligned memory that afc_free releases; NULL when out of memory. */
+void *afc_alloc(size_t bytes);
+/* Releases memory from afc_alloc (and arrays compiled code returned); NULL is ignored. */
+void afc_free(void *data);
+
+/* Used by compiled code: formats and records a run-time error, returns code. */
+int afc_rt_error(int code, const char *where, int64_t a, int64_t b);
+/* Statistics of the allocator, for tests: allocations made so far. */
+int64_t afc_alloc_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,129 @@
+/* The afc runtime: errors, aligned allocation with reuse, thread settings. */
+#define _GNU_SOURCE
+#include "afc.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ errors */
+
+static _Thread_local char last_error[512];
+
+const char *afc_last_error(void) { return last_error; }
+
+void afc_set_error(const char *msg) {
+    snprintf(last_error, sizeof last_error, "%s", msg ? msg : "");
+}
+
+int afc_rt_error(int code, const char *where, int64_t a, int64_t b) {
+    switch (code) {
+    case AFC_ERR_INDEX:
+        snprintf(last_error, sizeof last_error, "%s: index %lld, length %lld", where, (long long)a, (long long)b);
+        break;
+    case AFC_ERR_SIZE_MISMATCH:
+        snprintf(last_error, sizeof last_error, "%s (%lld and %lld)", where, (long long)a, (long long)b);
+        break;
+    case AFC_ERR_NEGATIVE_SIZE:
+        snprintf(last_error, sizeof last_error, "%s %lld", where, (long long)a);
+        break;
+    case AFC_ERR_OUTPUT_TOO_SMALL:
+        snprintf(last_error, sizeof last_error, "%s: room for %lld elements, %lld needed", where, (long long)a, (long long)b);
+        break;
+    case AFC_ERR_OUT_OF_MEMORY:
+        snprintf(last_error, sizeof last_error, "%s (%lld bytes)", where, (long long)a);
+        break;
+    default:
+        snprintf(last_error, sizeof last_error, "%s", where);
+    }
+    return code;
+}
+
+/* ------------------------------------------------------------ memory
+ *
+ * Fresh pages cost a page fault each on first touch, often more than the
+ * work done on them, so freed blocks are kept in per-size-class free lists
+ * (powers of two from 4 KiB) and handed out again. A header in front of each
+ * block records its class. */
+
+#define ALIGN 64
+#define MIN_CLASS 12 /* 4 KiB */
+#define MAX_CLASS 40
+#define KEEP_PER_CLASS 8
+
+typedef struct block { struct block *next; int cls; } block;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static block *pool[MAX_CLASS + 1];
+static int pool_len[MAX_CLASS + 1];
+static int64_t alloc_count;
+
+static int class_of(size_t bytes) {
+    int c = MIN_CLASS;
+    while (c < MAX_CLASS && ((size_t)1 << c) < bytes) c++;
+    return c;
+}
+
+void *afc_alloc(size_t bytes) {
+    size_t total = bytes + ALIGN;
+    if (total < bytes) return NULL;
+    int cls = class_of(total);
+    if (((size_t)1 << cls) < total) return NULL;
+    block *b = NULL;
+    pthread_mutex_lock(&pool_lock);
+    alloc_count++;
+    if (pool[cls]) {
+        b = pool[cls];
+        pool[cls] = b->next;
+        pool_len[cls]--;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (!b) {
+        void *p = NULL;
+        if (posix_memalign(&p, ALIGN, (size_t)1 << cls) != 0) return NULL;
+        b = (block *)p;
+    }
+    b->cls = cls;
+    return (char *)b + ALIGN;
+}
+
+void afc_free(void *data) {
+    if (!data) return;
+    block *b = (block *)((char *)data - ALIGN);
+    int cls = b->cls;
+    pthread_mutex_lock(&pool_lock);
+    if (cls >= MIN_CLASS && cls <= MAX_CLASS && pool_len[cls] < KEEP_PER_CLASS) {
+        b->next = pool[cls];
+        pool[cls] = b;
+        pool_len[cls]++;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    free(b);
+}
+
+int64_t afc_alloc_count(void) {
+    pthread_mutex_lock(&pool_lock);
+    int64_t n = alloc_count;
+    pthread_mutex_unlock(&pool_lock);
+    return n;
+}
+
+/* ------------------------------------------------------------ threads */
+
+static int num_threads;
+
+int afc_set_num_threads(int n) {
+    if (n <= 0) {
+        const char *env = getenv("AFC_NUM_THREADS");
+        n = env ? atoi(env) : 0;
+        if (n <= 0) {
+            long cores = sysconf(_SC_NPROCESSORS_ONLN);
+            n = cores > 0 ? (int)cores : 1;
+        }
+    }
+    num_threads = n;
+    return n;
+}
