@@ -77,12 +77,13 @@ pub struct Cli {
     /// Print the time each pass takes.
     #[arg(long)]
     pub time_passes: bool,
-    /// Run the exported function NAME in the reference interpreter on ARGS
-    /// (one per flattened parameter: `1.5`, `true`, `[1,2,3]`) and print its results.
+    /// Run the exported function NAME in the reference interpreter on the
+    /// ARGS after `--` (one per flattened parameter: `1.5`, `true`,
+    /// `[1,2,3]`) and print its results.
     #[arg(long, value_name = "NAME")]
     pub interpret: Option<String>,
-    /// Arguments for --interpret.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    /// Arguments for --interpret, after `--`.
+    #[arg(last = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
 }
 
@@ -211,7 +212,8 @@ pub fn format_value(name: &str, v: &Value) -> String {
         Scalar::Bool(b) => format!("{}", *b as i32),
         Scalar::I32(x) => x.to_string(),
         Scalar::I64(x) => x.to_string(),
-        Scalar::F32(x) => format!("{:e}", x),
+        // f32 through f64: the exact value, as the C drivers print it.
+        Scalar::F32(x) => format!("{:e}", *x as f64),
         Scalar::F64(x) => format!("{:e}", x),
     };
     match v {

@@ -1,0 +1,52 @@
+# afc — `make demo`, `make test`, `make bench`. Each installs what it needs
+# on a fresh Debian machine (LLVM 19, CBC, lit) before building.
+
+LLVM_PREFIX ?= /usr/lib/llvm-19
+export LLVM_SYS_191_PREFIX := $(LLVM_PREFIX)
+export PATH := $(LLVM_PREFIX)/bin:$(HOME)/.cargo/bin:$(PATH)
+
+APT_PACKAGES := llvm-19-dev llvm-19-tools libpolly-19-dev coinor-libcbc-dev zlib1g-dev libzstd-dev g++ python3-pip
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+PYTHON ?= python3
+BUILD := build
+AFC := target/release/afc
+RUNTIME := $(BUILD)/libafcrt.a
+# Differential testing: raise these locally for a longer run.
+AFC_FUZZ_SEED ?= 1
+AFC_FUZZ_COUNT ?= 60
+
+.PHONY: all deps build demo test unit lit bench clean
+
+all: build
+
+# Installs the system packages and lit only when they are missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@$(PYTHON) -c "import lit" 2>/dev/null || $(PYTHON) -m pip install --quiet lit || $(PYTHON) -m pip install --quiet --break-system-packages lit
+	@command -v cargo >/dev/null || { echo "cargo is required (https://rustup.rs)"; exit 1; }
+
+build: deps
+	cargo build --release --locked
+	$(MAKE) -s -C runtime-c OUT=../$(BUILD)
+
+demo: build
+	./examples/demo.sh
+
+unit: build
+	AFC_FUZZ_SEED=$(AFC_FUZZ_SEED) AFC_FUZZ_COUNT=$(AFC_FUZZ_COUNT) cargo test --release --locked --workspace
+
+lit: build
+	$(PYTHON) testsuite/run-lit.py -sv testsuite
+
+test: unit lit
+
+bench: build
+	./testsuite/bench/run.sh
+
+clean:
+	cargo clean
+	rm -rf $(BUILD)

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# check-run.sh FILE.acc FN ARG... — compiles FILE under every fusion mode,
+# calls FN from generated C and C++ drivers (afc-allocated and
+# caller-provided outputs), and compares each run with the reference
+# interpreter. Errors must agree too (both fail). Set RTOL for a tolerance,
+# LANGS / STORAGES to run fewer driver variants.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+afc="${AFC:-$root/target/release/afc}"
+src="$1"; fn="$2"; shift 2
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+rtol=()
+[ -n "${RTOL:-}" ] && rtol=(--rtol "$RTOL")
+set +e
+"$afc" "$src" --interpret "$fn" -- "$@" > "$tmp/expected"
+irc=$?
+set -e
+"$afc" "$src" --emit=header -o "$tmp/prog.h"
+for mode in none greedy ilp; do
+  "$afc" "$src" --verify --fusion=$mode -O${OPT:-2} ${AFC_FLAGS:-} -o "$tmp/prog_$mode.o"
+  for lang in ${LANGS:-c c++}; do
+    for storage in ${STORAGES:-alloc caller}; do
+      if [ $lang = c ]; then comp=(cc -std=c99 -x c); else comp=(c++ -std=c++17 -x c++); fi
+      python3 "$here/gen_driver.py" --lang $lang --storage $storage --loops 2 -- "$tmp/prog.h" "$fn" "$@" > "$tmp/driver.src"
+      "${comp[@]}" -Wall -I"$root/runtime-c" "$tmp/driver.src" -x none "$tmp/prog_$mode.o" "$root/build/libafcrt.a" -lm -lpthread -o "$tmp/driver"
+      set +e
+      "$tmp/driver" > "$tmp/actual"
+      rc=$?
+      set -e
+      if [ $irc -ne 0 ] || [ $rc -ne 0 ]; then
+        if [ $irc -eq 0 ] || [ $rc -eq 0 ]; then
+          echo "FAIL $mode/$lang/$storage: interpreter rc=$irc, compiled rc=$rc"; cat "$tmp/expected" "$tmp/actual"; exit 1
+        fi
+        continue
+      fi
+      if ! python3 "$here/compare.py" "${rtol[@]}" "$tmp/expected" "$tmp/actual"; then
+        echo "FAIL $mode/$lang/$storage"; exit 1
+      fi
+    done
+  done
+done
+if [ $irc -ne 0 ]; then head -1 "$tmp/expected"; cat "$tmp/actual"; else echo "all modes agree"; fi

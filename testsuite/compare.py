@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Compares two result listings (`name = value` or `name = [v, …]` lines),
+from a compiled driver and from `afc --interpret`: integers exactly, floats
+exactly unless --rtol is given (reassociated reductions need it)."""
+import argparse
+import math
+import sys
+
+
+def parse(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or " = " not in line:
+                continue
+            name, val = line.split(" = ", 1)
+            if val.startswith("["):
+                inner = val[1:-1].strip()
+                out[name] = [x.strip() for x in inner.split(",")] if inner else []
+            else:
+                out[name] = val.strip()
+    return out
+
+
+def same(a, b, rtol):
+    try:
+        x, y = int(a), int(b)
+        return x == y
+    except ValueError:
+        pass
+    x, y = float(a), float(b)
+    if math.isnan(x) or math.isnan(y):
+        return math.isnan(x) and math.isnan(y)
+    if rtol == 0:
+        return x == y
+    return x == y or abs(x - y) <= rtol * max(abs(x), abs(y), 1e-300)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("expected")
+    ap.add_argument("actual")
+    ap.add_argument("--rtol", type=float, default=0.0)
+    a = ap.parse_args()
+    e, g = parse(a.expected), parse(a.actual)
+    ok = True
+    if set(e) != set(g):
+        print("different results: %s vs %s" % (sorted(e), sorted(g)))
+        sys.exit(1)
+    for k in e:
+        ev, gv = e[k], g[k]
+        if isinstance(ev, list) != isinstance(gv, list) or (isinstance(ev, list) and len(ev) != len(gv)):
+            print("%s: shapes differ: %s vs %s" % (k, ev, gv))
+            ok = False
+            continue
+        pairs = zip(ev, gv) if isinstance(ev, list) else [(ev, gv)]
+        for i, (x, y) in enumerate(pairs):
+            if not same(x, y, a.rtol):
+                print("%s[%d]: expected %s, got %s" % (k, i, x, y))
+                ok = False
+                break
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Randomised differential testing: generates well-typed .acc programs of
+the compiled subset (map, zip, unzip, generate, iota, fold, length, scalar
+code with tuples, if, select, indexing, casts, built-ins) and random inputs,
+then checks with check-run.sh that every fusion mode, from C drivers with
+afc-allocated and caller-provided outputs, agrees with the reference
+interpreter, errors included (out-of-range indices, division by zero, size
+mismatches, negative sizes).
+
+  difftest.py [--seed S] [--count N] [--keep DIR]
+
+The seed and count default to AFC_FUZZ_SEED and AFC_FUZZ_COUNT."""
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECK = os.path.join(os.path.dirname(HERE), "check-run.sh")
+
+NUM = ["i32", "i64", "f32", "f64"]
+ALL = NUM + ["bool"]
+
+
+class Gen:
+    def __init__(self, rng):
+        self.r = rng
+        self.n = 0
+
+    def fresh(self, base):
+        self.n += 1
+        return "%s%d" % (base, self.n)
+
+    def lit(self, t, standalone=False):
+        r = self.r
+        if t == "bool":
+            return r.choice(["true", "false"])
+        if t in ("i32", "i64"):
+            v = r.choice([0, 1, 2, 3, -1, 7, -5, 100, r.randint(-50, 50)])
+            s = str(abs(v)) + (t if standalone or r.random() < 0.3 else "")
+            return "(-%s)" % s if v < 0 else s
+        v = r.choice(["0.5", "1.0", "2.0", "0.25", "3.5", "1.5e1", "10.0"])
+        s = v + (t if standalone or r.random() < 0.3 else "")
+        return "(-%s)" % s if r.random() < 0.3 else s
+
+    def expr(self, t, env, arrays, depth):
+        """A scalar expression of type t over env [(name, type)]; arrays
+        [(name, elem type)] may be indexed and measured."""
+        r = self.r
+        vars_t = [n for n, ty in env if ty == t]
+        if depth <= 0 or r.random() < 0.25:
+            if vars_t and r.random() < 0.7:
+                return r.choice(vars_t)
+            if env and r.random() < 0.7:
+                # Any variable, converted to t.
+                n, u = r.choice(env)
+                if t == "bool":
+                    return n if u == "bool" else "(%s > %s)" % (n, self.lit(u, True))
+                return "%s(%s)" % (t, n)
+            return self.lit(t, standalone=not vars_t)
+        d = depth - 1
+        if t == "bool":
+            k = r.randint(0, 3)
+            if k == 0:
+                u = r.choice(NUM)
+                op = r.choice(["<", "<=", ">", ">=", "==", "!="])
+                return "(%s %s %s)" % (self.expr(u, env, arrays, d), op, self.expr(u, env, arrays, d))
+            if k == 1:
+                return "(%s %s %s)" % (self.expr("bool", env, arrays, d), r.choice(["&&", "||", "^", "&", "|"]), self.expr("bool", env, arrays, d))
+            if k == 2:
+                return "!%s" % self.expr("bool", env, arrays, d)
+            return self.expr("bool", env, arrays, 0)
+        k = r.randint(0, 11)
+        a = lambda: self.expr(t, env, arrays, d)
+        if k <= 2:
+            return "(%s %s %s)" % (a(), r.choice(["+", "-", "*"]), a())
+        if k == 3:
+            return "%s(%s, %s)" % (r.choice(["min", "max"]), a(), a())
+        if k == 4:
+            return "if %s { %s } else { %s }" % (self.expr("bool", env, arrays, d), a(), a())
+        if k == 5:
+            return "select(%s, %s, %s)" % (self.expr("bool", env, arrays, d), a(), a())
+        if k == 6:
+            u = r.choice(ALL)
+            return "%s(%s)" % (t, self.expr(u, env, arrays, d))
+        if k == 7:
+            if t in ("f32", "f64"):
+                return "%s(%s)" % (r.choice(["sqrt", "floor", "ceil", "round", "exp", "sin", "cos", "abs"]), a())
+            return "(%s %s %s)" % (a(), r.choice(["/", "%", "<<", ">>", "&", "|", "^"]), a())
+        if k == 8 and t in ("f32", "f64"):
+            return "(%s / %s)" % (a(), a())
+        if k == 9 and arrays:
+            name, et = r.choice(arrays)
+            if et == t:
+                i = self.expr("i64", env, [], d)
+                if r.random() < 0.8:
+                    i = "(abs(%s) %% max(length(%s), 1))" % (i, name)
+                return "%s[%s]" % (name, i)
+        if k == 10 and t == "i64" and arrays:
+            return "length(%s)" % r.choice(arrays)[0]
+        if k == 11:
+            v = self.fresh("v")
+            return "{ let %s = %s; %s }" % (v, a(), self.expr(t, env + [(v, t)], arrays, d))
+        return a()
+
+    def program(self):
+        r = self.r
+        nparams = r.randint(1, 3)
+        params = [("p%d" % i, r.choice(ALL)) for i in range(nparams)]
+        scal = [("k", "i64")] if r.random() < 0.5 else []
+        arrays = list(params)  # (name, elem type), all one size
+        rigid = []  # arrays of the rigid size `m`
+        env = list(scal)
+        lines = []
+        results = []
+        folds = []
+        for _ in range(r.randint(2, 7)):
+            k = r.random()
+            if k < 0.35:
+                ins = r.sample(arrays, r.randint(1, min(3, len(arrays))))
+                ps = [self.fresh("x") for _ in ins]
+                t = r.choice(ALL)
+                wenv = env + list(zip(ps, [e for _, e in ins]))
+                name = self.fresh("m")
+                if r.random() < 0.25:
+                    t2 = r.choice(ALL)
+                    body = "(%s, %s)" % (self.expr(t, wenv, arrays, 3), self.expr(t2, wenv, arrays, 2))
+                    a, b = self.fresh("u"), self.fresh("w")
+                    lines.append("let (%s, %s) = unzip(map(|%s| %s, %s));" % (a, b, ", ".join(ps), body, ", ".join(n for n, _ in ins)))
+                    arrays += [(a, t), (b, t2)]
+                else:
+                    lines.append("let %s = map(|%s| %s, %s);" % (name, ", ".join(ps), self.expr(t, wenv, arrays, 3), ", ".join(n for n, _ in ins)))
+                    arrays.append((name, t))
+            elif k < 0.55:
+                src, et = r.choice(arrays)
+                name = self.fresh("s")
+                if et in NUM and r.random() < 0.6:
+                    op = r.choice(["(+)", "(*)", "min", "max", "|a, b| a + b"])
+                    if op == "(*)" and et in ("f32", "f64"):
+                        op = "(+)"
+                    lines.append("let %s = fold(%s, %s, %s);" % (name, op, self.lit(et, True), src))
+                    env.append((name, et))
+                else:
+                    acc = r.choice(NUM)
+                    a, x = self.fresh("a"), self.fresh("e")
+                    wenv = env + [(a + ".0", acc), (a + ".1", "i64"), (x, et)]
+                    body = "(%s, %s.1 + i64(%s))" % (self.expr(acc, wenv, arrays, 3), a, x if et != "f32" and et != "f64" else "floor(%s)" % x)
+                    lines.append("let %s = fold(|%s, %s| %s, (%s, 0), %s);" % (name, a, x, body, self.lit(acc, True), src))
+                    env += [(name + ".0", acc), (name + ".1", "i64")]
+                folds.append(name)
+            elif k < 0.7:
+                name = self.fresh("g")
+                t = r.choice(ALL)
+                i = self.fresh("i")
+                if scal and r.random() < 0.3:
+                    lines.append("let %s = generate(k, |%s| %s);" % (name, i, self.expr(t, env + [(i, "i64")], arrays, 3)))
+                    rigid.append((name, t))
+                else:
+                    base = r.choice(arrays)[0]
+                    if r.random() < 0.3:
+                        lines.append("let %s = iota(length(%s));" % (name, base))
+                        t = "i64"
+                    else:
+                        lines.append("let %s = generate(length(%s), |%s| %s);" % (name, base, i, self.expr(t, env + [(i, "i64")], arrays, 3)))
+                    arrays.append((name, t))
+            elif k < 0.85 and rigid:
+                ins = r.sample(rigid, r.randint(1, min(2, len(rigid))))
+                ps = [self.fresh("y") for _ in ins]
+                t = r.choice(ALL)
+                name = self.fresh("r")
+                lines.append("let %s = map(|%s| %s, %s);" % (name, ", ".join(ps), self.expr(t, env + list(zip(ps, [e for _, e in ins])), arrays, 2), ", ".join(n for n, _ in ins)))
+                rigid.append((name, t))
+            else:
+                t = r.choice(ALL)
+                name = self.fresh("c")
+                lines.append("let %s = %s;" % (name, self.expr(t, env, arrays, 3)))
+                env.append((name, t))
+        pool = arrays[nparams:] + rigid
+        outs = r.sample(pool, min(len(pool), r.randint(1, 3)))
+        sc = [n for n, _ in env if n != "k"]
+        if sc:
+            outs += [(n, None) for n in r.sample(sc, min(len(sc), r.randint(0, 2)))]
+        if not outs:
+            outs = [(arrays[0][0], None)]
+        types = {n: t for n, t in params + arrays + rigid}
+        types.update({n: t for n, t in env})
+
+        def ty_of(n):
+            t = types[n]
+            return "[%s]" % t if any(n == a for a, _ in params + arrays + rigid) else t
+
+        # Name tuple components of tuple folds through the fold's name.
+        def expr_of(n):
+            return n
+        ret = [ty_of(n) for n, _ in outs]
+        sig = ", ".join(["%s: [%s]" % p for p in params] + ["k: i64" for _ in scal])
+        if len(outs) == 1:
+            rt, rv = ret[0], expr_of(outs[0][0])
+        else:
+            rt, rv = "(%s)" % ", ".join(ret), "(%s)" % ", ".join(expr_of(n) for n, _ in outs)
+        src = "export fn f(%s) -> %s {\n    %s\n    %s\n}\n" % (sig, rt, "\n    ".join(lines), rv)
+        return src, params, scal
+
+    def inputs(self, params, scal):
+        r = self.r
+        n = r.choice([0, 1, 2, 3, 5, 8])
+        args = []
+        for i, (_, t) in enumerate(params):
+            m = n if not (i > 0 and r.random() < 0.05) else n + 1  # sometimes a size mismatch
+            args.append("[%s]" % ",".join(self.value(t) for _ in range(m)))
+        for _ in scal:
+            args.append(str(r.choice([0, 1, 3, 4, -1]) if r.random() < 0.95 else -2))
+        return args
+
+    def value(self, t):
+        r = self.r
+        if t == "bool":
+            return r.choice(["true", "false"])
+        if t in ("i32", "i64"):
+            return str(r.choice([0, 1, -1, 2, 5, -7, 13, r.randint(-1000, 1000)]))
+        return repr(r.choice([0.0, 1.0, -1.5, 0.1, 2.5, 1e3, -0.0, r.uniform(-10, 10)]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("AFC_FUZZ_SEED", "1")))
+    ap.add_argument("--count", type=int, default=int(os.environ.get("AFC_FUZZ_COUNT", "40")))
+    ap.add_argument("--keep", help="keep failing programs here")
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(a.count):
+            g = Gen(rng)
+            src, params, scal = g.program()
+            path = os.path.join(tmp, "p%d.acc" % i)
+            open(path, "w").write(src)
+            args = g.inputs(params, scal)
+            env = dict(os.environ, LANGS="c", STORAGES="alloc caller")
+            p = subprocess.run([CHECK, path, "f"] + args, capture_output=True, text=True, env=env)
+            if p.returncode != 0:
+                failures += 1
+                print("FAIL program %d (seed %d):\n%s\nargs: %s\n%s%s" % (i, a.seed, src, " ".join(args), p.stdout, p.stderr))
+                if a.keep:
+                    os.makedirs(a.keep, exist_ok=True)
+                    open(os.path.join(a.keep, "fail%d.acc" % i), "w").write(src + "// args: " + " ".join(args) + "\n")
+    print("%d passed, %d failed" % (a.count - failures, failures))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

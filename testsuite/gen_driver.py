@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Writes a C or C++ driver that calls one exported function of an afc
+header with the given arguments (flattened parameter leaves, as for
+`afc --interpret`) and prints its results in the interpreter's format.
+
+  gen_driver.py [--lang c|c++] [--storage alloc|caller] [--loops N] -- HEADER FN ARG...
+
+--storage caller passes output arrays with caller-provided room (the
+largest input length); --loops N calls the function N times (checking that
+repeated calls with reused storage give the same answer)."""
+import argparse
+import re
+import sys
+
+CTYPES = {"bool": "bool", "int32_t": "i32", "int64_t": "i64", "float": "f32", "double": "f64"}
+
+
+def parse_proto(header, fn):
+    text = open(header).read()
+    m = re.search(r"int\s+%s\s*\(([^)]*)\)\s*;" % re.escape(fn), text)
+    if not m:
+        sys.exit("no prototype for %s in %s" % (fn, header))
+    params = []
+    for p in m.group(1).split(","):
+        p = p.strip()
+        if p == "void" or not p:
+            continue
+        t, name = p.rsplit(None, 1)
+        out = name.startswith("*") or t.endswith("*")
+        name = name.lstrip("*")
+        t = t.rstrip("*").strip()
+        params.append((t, name, out))
+    return params
+
+
+def elem_of(t):
+    m = re.match(r"afc_(\w+)_1d", t)
+    return m.group(1) if m else None
+
+
+def c_elem(e):
+    return {"bool": "bool", "i32": "int32_t", "i64": "int64_t", "f32": "float", "f64": "double"}[e]
+
+
+def lit(v, e):
+    v = v.strip()
+    if e == "bool":
+        return "true" if v in ("1", "true") else "false"
+    if e == "f32":
+        return "(float)%s" % fmt_float(v)
+    if e == "f64":
+        return fmt_float(v)
+    if e == "i64":
+        return "INT64_C(%s)" % v
+    return "(int32_t)INT64_C(%s)" % v
+
+
+def fmt_float(v):
+    f = float(v)
+    if f != f:
+        return "NAN"
+    if f in (float("inf"), float("-inf")):
+        return "INFINITY" if f > 0 else "(-INFINITY)"
+    return repr(f)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("header")
+    ap.add_argument("fn")
+    ap.add_argument("--lang", default="c")
+    ap.add_argument("--storage", default="alloc")
+    ap.add_argument("--loops", type=int, default=1)
+    ap.add_argument("args", nargs="*")
+    a = ap.parse_args()
+    params = parse_proto(a.header, a.fn)
+    ins = [p for p in params if not p[2]]
+    outs = [p for p in params if p[2]]
+    if len(a.args) != len(ins):
+        sys.exit("%s takes %d arguments, %d given" % (a.fn, len(ins), len(a.args)))
+    L = []
+    w = L.append
+    w('#include "%s"' % a.header)
+    w("#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n")
+    w("static inline void pf(double x) { if (x != x) printf(\"nan\"); else printf(\"%.17g\", x); }")
+    w("static inline void pf32(float x) { if (x != x) printf(\"nan\"); else printf(\"%.17g\", (double)x); }")
+    w("int main(void) {")
+    maxlen = 0
+    call = []
+    for (t, name, _), v in zip(ins, a.args):
+        e = elem_of(t)
+        if e:
+            inner = v.strip()[1:-1].strip()
+            vals = [x for x in inner.split(",")] if inner else []
+            maxlen = max(maxlen, len(vals))
+            n = max(len(vals), 1)
+            w("    static %s %s_d[%d] = {%s};" % (c_elem(e), name, n, ", ".join(lit(x, e) for x in vals) or "0"))
+            w("    %s %s = {%s_d, {%d}};" % (t, name, name, len(vals)))
+        else:
+            e = CTYPES[t]
+            w("    %s %s = %s;" % (t, name, lit(v, e)))
+        call.append(name)
+    room = max(maxlen, 1)
+    w("    int rc = 0;")
+    w("    for (int rep = 0; rep < %d; rep++) {" % a.loops)
+    for t, name, _ in outs:
+        e = elem_of(t)
+        if e:
+            if a.storage == "caller":
+                w("    static %s %s_room[%d];" % (c_elem(e), name, room))
+                w("    %s %s = {%s_room, {%d}};" % (t, name, name, room))
+            else:
+                w("    %s %s = {NULL, {0}};" % (t, name))
+        else:
+            w("    %s %s = 0;" % (t, name))
+        call.append("&" + name)
+    w("    rc = %s(%s);" % (a.fn, ", ".join(call)))
+    w("    if (rc != 0) { printf(\"error %d %s\\n\", rc, afc_last_error()); return 3; }")
+    w("    if (rep + 1 == %d) {" % a.loops)
+    for t, name, _ in outs:
+        e = elem_of(t) or CTYPES[t]
+        is_arr = elem_of(t) is not None
+        pr = {"bool": 'printf("%d", (int)X)', "i32": 'printf("%d", (int)X)', "i64": 'printf("%lld", (long long)X)', "f32": "pf32(X)", "f64": "pf(X)"}[e]
+        if is_arr:
+            w('    printf("%s = [");' % name)
+            w("    for (int64_t i = 0; i < %s.shape[0]; i++) { if (i) printf(\", \"); %s; }" % (name, pr.replace("X", "%s.data[i]" % name)))
+            w('    printf("]\\n");')
+        else:
+            w('    printf("%s = "); %s; printf("\\n");' % (name, pr.replace("X", name)))
+    w("    }")
+    if a.storage != "caller":
+        for t, name, _ in outs:
+            if elem_of(t):
+                w("    afc_free(%s.data);" % name)
+    w("    }")
+    w("    return rc;\n}")
+    print("\n".join(L))
+
+
+if __name__ == "__main__":
+    main()

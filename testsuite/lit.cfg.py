@@ -1,0 +1,25 @@
+# lit configuration for afc's test suite: %afc, %cc, %cxx, %runtime,
+# %compare substitutions, FileCheck from LLVM 19.
+import os
+import lit.formats
+
+config.name = "afc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".acc", ".test"]
+config.excludes = ["Inputs", "bench", "drivers"]
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+config.test_exec_root = os.path.join(root, "build", "lit")
+llvm_bin = os.environ.get("LLVM_PREFIX", "/usr/lib/llvm-19") + "/bin"
+config.environment["PATH"] = llvm_bin + os.pathsep + os.environ.get("PATH", "")
+
+afc = os.path.join(root, "target", "release", "afc")
+runtime = os.path.join(root, "build", "libafcrt.a")
+inc = os.path.join(root, "runtime-c")
+drivers = os.path.join(root, "testsuite", "drivers")
+config.substitutions.append(("%afc", afc + " --verify"))
+config.substitutions.append(("%cc", "cc -std=c99 -Wall -Werror -I" + inc + " -I" + drivers))
+config.substitutions.append(("%cxx", "c++ -std=c++17 -Wall -Werror -I" + inc + " -I" + drivers))
+config.substitutions.append(("%runtime", runtime + " -lm -lpthread"))
+config.substitutions.append(("%compare", "python3 " + os.path.join(root, "testsuite", "compare.py")))
