@@ -100,7 +100,7 @@ def main():
             e = CTYPES[t]
             w("    %s %s = %s;" % (t, name, lit(v, e)))
         call.append(name)
-    room = max(maxlen, 1)
+    room = max(maxlen, 64)
     w("    int rc = 0;")
     w("    for (int rep = 0; rep < %d; rep++) {" % a.loops)
     for t, name, _ in outs:

@@ -4,7 +4,7 @@ import os
 import lit.formats
 
 config.name = "afc"
-config.test_format = lit.formats.ShTest(execute_external=True)
+config.test_format = lit.formats.ShTest()
 config.suffixes = [".acc", ".test"]
 config.excludes = ["Inputs", "bench", "drivers"]
 
@@ -22,4 +22,5 @@ config.substitutions.append(("%afc", afc + " --verify"))
 config.substitutions.append(("%cc", "cc -std=c99 -Wall -Werror -I" + inc + " -I" + drivers))
 config.substitutions.append(("%cxx", "c++ -std=c++17 -Wall -Werror -I" + inc + " -I" + drivers))
 config.substitutions.append(("%runtime", runtime + " -lm -lpthread"))
+config.substitutions.append(("%check-run", os.path.join(root, "testsuite", "check-run.sh")))
 config.substitutions.append(("%compare", "python3 " + os.path.join(root, "testsuite", "compare.py")))

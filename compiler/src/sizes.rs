@@ -53,9 +53,13 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
         if ra == rb {
             return Ok(());
         }
-        let rigid = |ks: &Vec<Key>| ks.iter().any(|k| matches!(k, Key::Rigid(_)));
         let (ka, kb) = (&uf.keys[ra], &uf.keys[rb]);
-        if (rigid(ka) || rigid(kb)) && !ka.is_empty() && !kb.is_empty() {
+        // Merging is legal unless it equates a rigid size with a different
+        // rigid size or with a parameter's size.
+        let mut rigid: Vec<&Operand> = ka.iter().chain(kb).filter_map(|k| if let Key::Rigid(o) = k { Some(o) } else { None }).collect();
+        rigid.dedup();
+        let params = ka.iter().chain(kb).any(|k| matches!(k, Key::Param(_)));
+        if rigid.len() > 1 || (!rigid.is_empty() && params) {
             let (wa, wb) = (uf.witness[ra], uf.witness[rb]);
             let describe = |ks: &Vec<Key>| -> String {
                 match ks.iter().find(|k| matches!(k, Key::Rigid(_))) {

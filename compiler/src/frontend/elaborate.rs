@@ -87,6 +87,10 @@ pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
     if diags.is_empty() {
         Ok(out)
     } else {
+        // A non-exported function is checked alone and again where it is
+        // inlined: report each problem once.
+        let mut seen = HashSet::new();
+        diags.retain(|d| seen.insert((d.span, d.message.clone())));
         Err(diags)
     }
 }

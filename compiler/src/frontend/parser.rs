@@ -67,10 +67,15 @@ impl Parser {
     }
     fn expect(&mut self, p: &str) -> Result<Span, Diagnostic> {
         if self.is(p) {
-            Ok(self.bump().span)
-        } else {
-            Err(self.err_expected(&format!("'{}'", p)))
+            return Ok(self.bump().span);
         }
+        // A missing terminator is reported right after what it should follow.
+        if matches!(p, ";" | ")" | "]" | "}" | ",") && self.pos > 0 {
+            let end = self.prev_span().end as usize;
+            return Err(Diagnostic::error(Span::new(end, end), format!("expected '{}', found {}", p, describe(self.peek())))
+                .with_label(self.span(), format!("found {} here", describe(self.peek()))));
+        }
+        Err(self.err_expected(&format!("'{}'", p)))
     }
     fn ident(&mut self) -> Result<Ident, Diagnostic> {
         match self.peek().clone() {
