@@ -16,8 +16,43 @@ use indexmap::IndexMap;
 /// The model and how to read a clustering back from its solution.
 pub struct Model {
     pub lp: Lp,
+    pub pi: Vec<LpVar>,
     pub fused_edges: IndexMap<(NodeId, NodeId), LpVar>,
     pub fused_siblings: IndexMap<(NodeId, NodeId), LpVar>,
+    pub manifest: IndexMap<VarId, LpVar>,
+    /// `r_V_K` with its array, reader position, the reader's edge variable
+    /// (None = always reads anew) and the sibling variables of earlier readers.
+    pub reads: Vec<(LpVar, Option<LpVar>, Vec<Option<LpVar>>)>,
+}
+
+impl Model {
+    /// The values a clustering gives the model's variables: the cost of any
+    /// clustering, optimal or not, under the same objective (used by
+    /// exhaustive tests and to explain a choice).
+    pub fn assignment(&self, f: &Function, g: &DepGraph, c: &Clustering) -> Vec<f64> {
+        let of = c.cluster_of();
+        let mut v = vec![0.0; self.lp.vars.len()];
+        for n in g.nodes() {
+            v[self.pi[n.0 as usize].0] = of[&n] as f64;
+        }
+        let apart = |a: NodeId, b: NodeId| if of[&a] == of[&b] { 0.0 } else { 1.0 };
+        for ((a, b), x) in &self.fused_edges {
+            v[x.0] = apart(*a, *b);
+        }
+        for ((a, b), s) in &self.fused_siblings {
+            v[s.0] = apart(*a, *b);
+        }
+        let manifest = c.manifest(f, g);
+        for (arr, m) in &self.manifest {
+            v[m.0] = if manifest.contains(arr) { 1.0 } else { 0.0 };
+        }
+        for (r, fk, sibs) in &self.reads {
+            let fv = fk.map(|x| v[x.0]).unwrap_or(1.0);
+            let shared: f64 = sibs.iter().map(|s| 1.0 - s.map(|s| v[s.0]).unwrap_or(1.0)).sum();
+            v[r.0] = (fv - shared).max(0.0);
+        }
+        v
+    }
 }
 
 /// Builds the ILP of one function.
@@ -86,6 +121,7 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
     // Reads: reader k of array V reads it anew unless it is fused with V's
     // producer or shares the read with an earlier reader (decision 6).
     let mut traffic: Vec<(LpVar, f64)> = vec![];
+    let mut reads = vec![];
     let mut constant_reads = 0.0;
     for (v, readers) in &g.readers {
         let prod = producers[v.0 as usize];
@@ -101,6 +137,7 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
             let r = lp.var(format!("r_{}_{}", v.0, k), 0.0, 1.0, false);
             // r ≥ f_k − Σ_{j<k} (1 − s_jk)
             let mut terms = vec![(r, 1.0)];
+            let mut sibs = vec![];
             let mut rhs = -(k as f64);
             match f_k {
                 Some(x) => terms.push((x, -1.0)),
@@ -112,7 +149,9 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
                     Some(s) => terms.push((*s, -1.0)),
                     None => rhs += 1.0,
                 }
+                sibs.push(fused_siblings.get(&key).copied());
             }
+            reads.push((r, f_k, sibs));
             lp.row(format!("read_{}_{}", v.0, k), terms, rhs, f64::INFINITY);
             traffic.push((r, 1.0));
         }
@@ -144,7 +183,7 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
         "weights: traffic {} per element, intermediate array {}, unfused edge or pair {}; constant reads {}",
         w_traffic, w_manifest, w_fuse, constant_reads
     ));
-    Model { lp, fused_edges, fused_siblings }
+    Model { lp, pi, fused_edges, fused_siblings, manifest, reads }
 }
 
 /// Solves the model with CBC and reads the clustering back: the connected

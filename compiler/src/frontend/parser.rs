@@ -140,17 +140,23 @@ impl Parser {
         }
         if self.eat("(") {
             let mut ts = vec![];
+            let mut trailing = false;
             if !self.is(")") {
                 loop {
                     ts.push(self.ty()?);
-                    if !self.eat(",") || self.is(")") {
+                    if !self.eat(",") {
+                        break;
+                    }
+                    if self.is(")") {
+                        trailing = true;
                         break;
                     }
                 }
             }
             self.expect(")")?;
             let span = start.to(self.prev_span());
-            if ts.len() == 1 {
+            // `(T)` is T; `(T,)` is a one-tuple, as `(e,)` is in expressions.
+            if ts.len() == 1 && !trailing {
                 return Ok(ts.pop().unwrap());
             }
             if ts.is_empty() {
@@ -468,7 +474,20 @@ mod tests {
 
     #[test]
     fn sections_and_tuples() {
-        parse_str("fn f(xs: [i64]) -> (i64, i64) { (fold((+), 0, xs), fold((max), 0, xs).0) }").unwrap_err();
-        parse_str("fn f(xs: [i64]) -> (i64, i64) { (fold((+), 0, xs), fold(max, 0, xs)) }").unwrap();
+        let p = parse_str("fn f(xs: [i64]) -> (i64, i64) { (fold((+), 0, xs), fold(max, 0, xs)) }").unwrap();
+        let body = p.items[0].body.as_ref().unwrap();
+        let ExprKind::Tuple(es) = &body.result.kind else { panic!("expected a tuple") };
+        let ExprKind::Call(_, args) = &es[0].kind else { panic!("expected a call") };
+        assert!(matches!(args[0].kind, ExprKind::Section(BinOp::Add)));
+        // `(x)` is a parenthesised expression, `(x,)` a one-tuple.
+        let p = parse_str("fn f(x: i64) -> i64 { (x) }").unwrap();
+        assert!(matches!(p.items[0].body.as_ref().unwrap().result.kind, ExprKind::Name(_)));
+    }
+
+    #[test]
+    fn missing_semicolon_points_after_the_expression() {
+        let src = "fn f(x: i64) -> i64 { let a = x\n let b = a; b }";
+        let e = parse_str(src).unwrap_err();
+        assert_eq!(e.span.start as usize, src.find("x\n").unwrap() + 1);
     }
 }

@@ -1,0 +1,94 @@
+//! Helpers shared by the integration tests: compiling source text through
+//! the middle end, and a small deterministic random-program generator.
+
+#![allow(dead_code)]
+
+use afc::cluster::{ClusterConfig, FusionMode};
+use afc::pipeline::{self, Options, Stages};
+use afc_ir::diag::SourceFile;
+
+pub fn options(mode: FusionMode) -> Options {
+    Options { cluster: ClusterConfig { mode, time_limit: 20.0 }, verify: true, verbose: false, time_passes: false }
+}
+
+pub fn compile(src: &str, mode: FusionMode) -> Stages {
+    let file = SourceFile::new("test.acc", src);
+    let opts = options(mode);
+    let p = pipeline::front(&file, &opts).unwrap_or_else(|d| panic!("{}", afc_ir::diag::render_all(&d, &file)));
+    pipeline::middle(&file, p, &opts).unwrap_or_else(|d| panic!("{}", afc_ir::diag::render_all(&d, &file)))
+}
+
+/// xorshift64*: deterministic and dependency-free.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn chance(&mut self, p: f64) -> bool {
+        (self.next() % 1_000_000) as f64 / 1e6 < p
+    }
+}
+
+/// A random program of `n` combinators over two same-size inputs: maps of
+/// one to three earlier arrays, folds (whose results later workers
+/// capture), generates, and random access into earlier arrays.
+pub fn random_program(rng: &mut Rng, n: usize) -> String {
+    let mut arrays: Vec<String> = vec!["a0".into(), "a1".into()];
+    let mut scalars: Vec<String> = vec![];
+    let mut lines = vec![];
+    let mut results: Vec<String> = vec![];
+    for i in 0..n {
+        let name = format!("n{}", i);
+        let cap = if !scalars.is_empty() && rng.chance(0.4) { format!(" + {}", scalars[rng.below(scalars.len())]) } else { String::new() };
+        let idx = if arrays.len() > 2 && rng.chance(0.15) { format!(" + {}[0]", arrays[2 + rng.below(arrays.len() - 2)]) } else { String::new() };
+        match rng.below(6) {
+            0 | 1 | 2 => {
+                let k = 1 + rng.below(3.min(arrays.len()));
+                let mut ins = vec![];
+                for _ in 0..k {
+                    let a = arrays[rng.below(arrays.len())].clone();
+                    if !ins.contains(&a) {
+                        ins.push(a);
+                    }
+                }
+                let ps: Vec<String> = (0..ins.len()).map(|j| format!("x{}", j)).collect();
+                lines.push(format!("let {} = map(|{}| {}{}{}, {});", name, ps.join(", "), ps.join(" * "), cap, idx, ins.join(", ")));
+                arrays.push(name);
+            }
+            3 | 4 => {
+                let a = arrays[rng.below(arrays.len())].clone();
+                lines.push(format!("let {} = fold((+), 0.0, {});", name, a));
+                scalars.push(name);
+            }
+            _ => {
+                lines.push(format!("let {} = generate(length(a0), |i| f64(i){}{});", name, cap, idx));
+                arrays.push(name);
+            }
+        }
+    }
+    for a in arrays.iter().skip(2) {
+        if rng.chance(0.4) {
+            results.push(a.clone());
+        }
+    }
+    if let Some(s) = scalars.last() {
+        results.push(s.clone());
+    }
+    if results.is_empty() {
+        results.push(arrays.last().unwrap().clone());
+    }
+    let types: Vec<&str> = results.iter().map(|r| if scalars.contains(r) { "f64" } else { "[f64]" }).collect();
+    format!(
+        "export fn f(a0: [f64], a1: [f64]) -> ({},) {{\n    {}\n    ({},)\n}}\n",
+        types.join(", "),
+        lines.join("\n    "),
+        results.join(", ")
+    )
+}

@@ -1,0 +1,93 @@
+//! The ILP's clustering is legal and optimal: for small random programs,
+//! every partition of the nodes is enumerated, the legal ones (papers/000's
+//! rules: no fusion-preventing edge inside a cluster, an acyclic cluster
+//! graph, one iteration size and connected clusters) are costed with the same
+//! objective, and none is cheaper than the ILP's choice.
+
+mod common;
+
+use afc::cluster::{order_clusters, FusionMode};
+use afc_ir::cluster::{verify, Clustering};
+use afc_ir::labelled::NodeId;
+use common::{compile, random_program, Rng};
+
+/// Every set partition of `0..n`, as a cluster index per element.
+fn partitions(n: usize) -> Vec<Vec<usize>> {
+    let mut out = vec![];
+    let mut cur = vec![0; n];
+    fn go(i: usize, max: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if i == cur.len() {
+            out.push(cur.clone());
+            return;
+        }
+        for c in 0..=max {
+            cur[i] = c;
+            go(i + 1, if c == max { max + 1 } else { max }, cur, out);
+        }
+    }
+    if n > 0 {
+        go(0, 0, &mut cur, &mut out);
+    }
+    out
+}
+
+#[test]
+fn ilp_choice_is_the_cheapest_legal_clustering() {
+    let seed: u64 = std::env::var("AFC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let count: usize = std::env::var("AFC_FUZZ_COUNT").ok().and_then(|s| s.parse().ok()).unwrap_or(40);
+    let mut rng = Rng(0x9E3779B97F4A7C15 ^ seed);
+    let mut checked = 0;
+    for _ in 0..count {
+        let n = 2 + rng.below(5);
+        let src = random_program(&mut rng, n);
+        let stages = compile(&src, FusionMode::Ilp);
+        let fs = &stages.functions[0];
+        let (f, g) = (&fs.labelled, &fs.graph);
+        let model = afc::cluster::ilp::model(f, g);
+        let cost = |c: &Clustering| {
+            let v = model.assignment(f, g, c);
+            model.lp.feasible(&v).unwrap_or_else(|e| panic!("legal clustering infeasible in the model: {}\n{}", e, src));
+            model.lp.value_of(&v)
+        };
+        let chosen = cost(&fs.clustering);
+        let mut best = f64::INFINITY;
+        let mut legal = 0;
+        for p in partitions(g.len()) {
+            let k = p.iter().max().unwrap() + 1;
+            let groups: Vec<Vec<NodeId>> =
+                (0..k).map(|c| (0..p.len()).filter(|i| p[*i] == c).map(|i| NodeId(i as u32)).collect()).collect();
+            let Some(clusters) = order_clusters(f, g, groups) else { continue };
+            let c = Clustering { clusters, how: "enumerated".into() };
+            if verify(f, g, &c).is_err() {
+                continue;
+            }
+            legal += 1;
+            best = best.min(cost(&c));
+        }
+        assert!(legal > 0);
+        assert!(
+            chosen <= best + 1e-6,
+            "ILP chose cost {} but a legal clustering costs {}\n{}\n{}",
+            chosen,
+            best,
+            src,
+            afc_ir::cluster::print(f, &fs.clustering)
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, count);
+}
+
+#[test]
+fn every_mode_gives_a_legal_clustering() {
+    let mut rng = Rng(42);
+    for _ in 0..30 {
+        let n = 2 + rng.below(8);
+        let src = random_program(&mut rng, n);
+        for mode in [FusionMode::None, FusionMode::Greedy, FusionMode::Ilp] {
+            let stages = compile(&src, mode);
+            let fs = &stages.functions[0];
+            verify(&fs.labelled, &fs.graph, &fs.clustering).unwrap();
+        }
+    }
+}
