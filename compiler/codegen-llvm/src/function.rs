@@ -320,26 +320,29 @@ fn result_plan(f: &Function) -> Vec<ResultPlan> {
 /// Must results be staged? Yes if anything can fail after entry, or some
 /// array's size is only known later.
 fn is_staged(f: &Function) -> bool {
-    fn block_fallible(b: &Block) -> bool {
-        b.stmts.iter().any(stmt_fallible)
-    }
-    fn stmt_fallible(s: &Stmt) -> bool {
+    let block_fallible = |b: &Block| b.stmts.iter().any(|s| stmt_fallible(f, s));
+    // Only integer division by a divisor that may be zero can fail.
+    fn stmt_fallible(f: &Function, s: &Stmt) -> bool {
         match s {
-            Stmt::Assign { rhs, .. } => match rhs {
+            Stmt::Assign { rhs, dst, .. } => match rhs {
                 Rhs::Index(..) => true,
-                Rhs::Binary(BinOp::Div | BinOp::Rem, _, d) => !matches!(d, Operand::Const(Const::I32(x)) if *x != 0)
-                    && !matches!(d, Operand::Const(Const::I64(x)) if *x != 0)
-                    && !matches!(d, Operand::Const(Const::F32(_)) | Operand::Const(Const::F64(_))),
+                Rhs::Binary(BinOp::Div | BinOp::Rem, _, d) => {
+                    f.var(*dst).ty.prim().is_int()
+                        && !matches!(d, Operand::Const(Const::I32(x)) if *x != 0)
+                        && !matches!(d, Operand::Const(Const::I64(x)) if *x != 0)
+                }
                 _ => false,
             },
-            Stmt::If { then, els, .. } => block_fallible(then) || block_fallible(els),
+            Stmt::If { then, els, .. } => {
+                then.stmts.iter().any(|s| stmt_fallible(f, s)) || els.stmts.iter().any(|s| stmt_fallible(f, s))
+            }
         }
     }
     let lambda_fallible = |l: &Lambda| block_fallible(&l.body);
     for s in &f.steps {
         match s {
             Step::Stmt(s) => {
-                if stmt_fallible(s) {
+                if stmt_fallible(f, s) {
                     return true;
                 }
             }

@@ -1,0 +1,22 @@
+/* The same programs fused by hand, as a C programmer would write them. */
+#include <stdint.h>
+
+void hand_normalizeInc(const double *restrict xs, int64_t n, double *restrict out) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += xs[i];
+    for (int64_t i = 0; i < n; i++) out[i] = (xs[i] + 1.0) / s;
+}
+
+double hand_dotp(const double *restrict xs, const double *restrict ys, int64_t n) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += xs[i] * ys[i];
+    return s;
+}
+
+void hand_diag(const double *restrict xs, int64_t n, double *restrict ys, double *restrict zs) {
+    for (int64_t i = 0; i < n; i++) {
+        double y = xs[i] * 2.0 + 1.0;
+        ys[i] = y;
+        zs[i] = y * y;
+    }
+}

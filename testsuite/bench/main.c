@@ -1,0 +1,73 @@
+/* Times each benchmark: hand-fused C, afc fused, afc unfused; median of
+ * RUNS runs on N elements, outputs in caller-provided storage (reused). */
+#define _POSIX_C_SOURCE 199309L
+#include "afc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DECL(name, ...) int name##_fused(__VA_ARGS__); int name##_unfused(__VA_ARGS__);
+DECL(normalizeInc, afc_f64_1d, afc_f64_1d *)
+DECL(dotp, afc_f64_1d, afc_f64_1d, double *)
+DECL(diag, afc_f64_1d, afc_f64_1d *, afc_f64_1d *)
+void hand_normalizeInc(const double *, int64_t, double *);
+double hand_dotp(const double *, const double *, int64_t);
+void hand_diag(const double *, int64_t, double *, double *);
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int64_t N;
+static int RUNS;
+static double *xs, *ys, *o1, *o2, sink;
+
+#define TIME(var, ...) do { \
+    double t_[64]; \
+    for (int r_ = 0; r_ < RUNS; r_++) { double t0_ = now(); __VA_ARGS__; t_[r_] = now() - t0_; } \
+    qsort(t_, RUNS, sizeof(double), cmp); var = t_[RUNS / 2]; } while (0)
+
+static void report(const char *name, double hand, double fused, double unfused) {
+    printf("%-14s %10.2f %10.2f %10.2f %12.2f %14.2f\n", name, hand * 1e3, fused * 1e3, unfused * 1e3, fused / hand, unfused / fused);
+}
+
+int main(int argc, char **argv) {
+    N = argc > 1 ? atoll(argv[1]) : 10000000;
+    RUNS = argc > 2 ? atoi(argv[2]) : 11;
+    if (RUNS > 64) RUNS = 64;
+    xs = malloc(N * sizeof(double)); ys = malloc(N * sizeof(double));
+    o1 = malloc(N * sizeof(double)); o2 = malloc(N * sizeof(double));
+    for (int64_t i = 0; i < N; i++) { xs[i] = (double)(i % 1000) / 7.0; ys[i] = 1.0 / (1 + i % 13); }
+    memset(o1, 0, N * sizeof(double)); memset(o2, 0, N * sizeof(double));
+    afc_f64_1d X = {xs, {N}}, Y = {ys, {N}};
+    printf("N = %lld elements, median of %d runs, times in ms\n", (long long)N, RUNS);
+    printf("%-14s %10s %10s %10s %12s %14s\n", "benchmark", "hand C", "afc fused", "afc unfused", "fused/hand", "unfused/fused");
+    double h, f, u;
+
+    TIME(h, hand_normalizeInc(xs, N, o1));
+    TIME(f, { afc_f64_1d o = {o1, {N}}; if (normalizeInc_fused(X, &o)) abort(); });
+    TIME(u, { afc_f64_1d o = {o1, {N}}; if (normalizeInc_unfused(X, &o)) abort(); });
+    report("normalizeInc", h, f, u);
+
+    TIME(h, sink += hand_dotp(xs, ys, N));
+    TIME(f, { double d; if (dotp_fused(X, Y, &d)) abort(); sink += d; });
+    TIME(u, { double d; if (dotp_unfused(X, Y, &d)) abort(); sink += d; });
+    report("dotp", h, f, u);
+
+    TIME(h, hand_diag(xs, N, o1, o2));
+    TIME(f, { afc_f64_1d a = {o1, {N}}, b = {o2, {N}}; if (diag_fused(X, &a, &b)) abort(); });
+    TIME(u, { afc_f64_1d a = {o1, {N}}, b = {o2, {N}}; if (diag_unfused(X, &a, &b)) abort(); });
+    report("diag", h, f, u);
+
+    if (sink == 42.0) printf("\n");
+    return 0;
+}
