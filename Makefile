@@ -12,8 +12,8 @@ BUILD := build
 AFC := target/release/afc
 RUNTIME := $(BUILD)/libafcrt.a
 # Differential testing: raise these locally for a longer run.
-AFC_FUZZ_SEED ?= 1
-AFC_FUZZ_COUNT ?= 60
+export AFC_FUZZ_SEED ?= 1
+export AFC_FUZZ_COUNT ?= 60
 
 .PHONY: all deps build demo test unit lit bench clean
 
@@ -37,7 +37,7 @@ demo: build
 	./examples/demo.sh
 
 unit: build
-	AFC_FUZZ_SEED=$(AFC_FUZZ_SEED) AFC_FUZZ_COUNT=$(AFC_FUZZ_COUNT) cargo test --release --locked --workspace
+	cargo test --release --locked --workspace
 
 lit: build
 	$(PYTHON) testsuite/run-lit.py -sv testsuite

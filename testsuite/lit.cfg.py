@@ -13,6 +13,9 @@ config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 config.test_exec_root = os.path.join(root, "build", "lit")
 llvm_bin = os.environ.get("LLVM_PREFIX", "/usr/lib/llvm-19") + "/bin"
 config.environment["PATH"] = llvm_bin + os.pathsep + os.environ.get("PATH", "")
+for var in ("AFC_FUZZ_SEED", "AFC_FUZZ_COUNT", "HOME"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
 
 afc = os.path.join(root, "target", "release", "afc")
 runtime = os.path.join(root, "build", "libafcrt.a")
