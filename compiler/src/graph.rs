@@ -4,7 +4,7 @@
 
 use afc_ir::graph::{DepGraph, Edge, EdgeKind};
 use afc_ir::labelled::*;
-use afc_ir::sizes::Sizes;
+use afc_ir::sizes::{SizeOrigin, Sizes};
 use indexmap::{IndexMap, IndexSet};
 use petgraph::graph::DiGraph;
 use std::collections::HashMap;
@@ -13,6 +13,7 @@ use std::collections::HashMap;
 /// nodes whose completion it needs, with a reason for each.
 fn deps_of(
     f: &Function,
+    sizes: &Sizes,
     v: VarId,
     producer: &[Option<NodeId>],
     defs: &HashMap<VarId, &Stmt>,
@@ -31,32 +32,35 @@ fn deps_of(
     }
     if let Some(s) = defs.get(&v) {
         let via = if via.is_empty() { format!(" (through '{}')", f.var(v).name) } else { via.to_string() };
-        for u in stmt_uses(s) {
-            deps_of(f, u, producer, defs, out, &via);
+        for u in stmt_uses(f, sizes, s) {
+            deps_of(f, sizes, u, producer, defs, out, &via);
         }
     }
 }
 
-/// The variables a statement reads, except arrays it only measures: their
-/// sizes come from size inference (a measured rigid array depends on its size scalar).
-fn stmt_uses(s: &Stmt) -> Vec<VarId> {
-    let mut measured = vec![];
-    fn lengths(b: &[Stmt], out: &mut Vec<VarId>) {
-        for s in b {
-            match s {
-                Stmt::Assign { rhs: Rhs::Length(a, _), .. } => out.push(*a),
-                Stmt::Assign { .. } => {}
-                Stmt::If { then, els, .. } => {
-                    lengths(&then.stmts, out);
-                    lengths(&els.stmts, out);
-                }
-            }
-        }
-    }
-    lengths(std::slice::from_ref(s), &mut measured);
+/// The variables a statement reads. An array it only measures is replaced
+/// by its size's scalar, if the size is rigid (a filter's count, a
+/// generate's argument): the size is known without the array's producer.
+fn stmt_uses(f: &Function, sizes: &Sizes, s: &Stmt) -> Vec<VarId> {
     let mut indexed = IndexSet::new();
     indexed_in(&Block { stmts: vec![s.clone()], results: vec![] }, &mut indexed);
-    afc_ir::labelled::stmt_uses(s).into_iter().filter(|v| !measured.contains(v) || indexed.contains(v)).collect()
+    let mut out = vec![];
+    for v in afc_ir::labelled::stmt_uses(s) {
+        if f.var(v).ty.is_array() && !indexed.contains(&v) {
+            out.extend(size_scalar(sizes, v));
+        } else {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// The scalar a rigid array size is, if any.
+fn size_scalar(sizes: &Sizes, a: VarId) -> Option<VarId> {
+    match sizes.of_array.get(&a).map(|c| &sizes.classes[c.0 as usize]) {
+        Some(SizeOrigin::Scalar(Operand::Var(n))) => Some(*n),
+        _ => None,
+    }
 }
 
 /// Arrays a block reads by `Index` (not those it only measures).
@@ -137,15 +141,15 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
         for v in node.uses_outside_stream() {
             if f.var(v).ty.is_array() && !indexed.contains(&v) {
                 // Only measured: a rigid size needs its scalar, nothing else.
-                if let Some(afc_ir::sizes::SizeOrigin::Scalar(Operand::Var(n))) = sizes.of_array.get(&v).map(|c| &sizes.classes[c.0 as usize]) {
-                    deps_of(f, *n, &producer, &defs, &mut deps, "");
+                if let Some(n) = size_scalar(sizes, v) {
+                    deps_of(f, sizes, n, &producer, &defs, &mut deps, "");
                 }
                 continue;
             }
             if f.var(v).ty.is_array() {
                 forced_manifest.insert(v);
             }
-            deps_of(f, v, &producer, &defs, &mut deps, "");
+            deps_of(f, sizes, v, &producer, &defs, &mut deps, "");
             // Arrays indexed through scalar statements are manifest too.
             if let Some(s) = defs.get(&v) {
                 let mut ix = IndexSet::new();
@@ -167,5 +171,5 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
             }
         }
     }
-    DepGraph { graph, readers, forced_manifest, iteration: sizes.iteration.clone() }
+    DepGraph { graph, readers, forced_manifest, iteration: sizes.iteration.clone(), sizes: sizes.clone() }
 }

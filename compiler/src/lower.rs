@@ -27,8 +27,15 @@ pub fn lower(
         SizeOrigin::Scalar(o) => SizeExpr::Scalar(*o),
     };
     let mut array_sizes: IndexMap<VarId, SizeExpr> = IndexMap::new();
+    let mut capacity: IndexMap<VarId, SizeExpr> = IndexMap::new();
     for (v, id) in &sizes.of_array {
         array_sizes.insert(*v, size_of_class(*id));
+        // A filtered array needs the room of what was filtered.
+        let mut root = *id;
+        while let Some(p) = sizes.parent(root) {
+            root = p;
+        }
+        capacity.insert(*v, size_of_class(root));
     }
     let same_size: Vec<Vec<VarId>> = sizes
         .classes
@@ -57,6 +64,13 @@ pub fn lower(
                 LoopBody::OneToOne { name: node.name.clone(), reads: inputs.clone(), f: lam(l), outs: outputs.clone() }
             }
             NodeKind::Generate { f: l, outputs, .. } => LoopBody::FromIndex { name: node.name.clone(), f: lam(l), outs: outputs.clone() },
+            NodeKind::Filter { p, inputs, outputs, count } => LoopBody::Filter {
+                name: node.name.clone(),
+                reads: inputs.clone(),
+                p: lam(p),
+                outs: outputs.clone(),
+                count: *count,
+            },
             NodeKind::Fold { op, init, inputs, outputs } => LoopBody::ManyToOne {
                 name: node.name.clone(),
                 init: init.clone(),
@@ -69,6 +83,12 @@ pub fn lower(
     fn body(t: &FusionTree, leaf: &dyn Fn(NodeId) -> LoopBody) -> Body {
         match t {
             FusionTree::Leaf(n) => Body::Leaf(leaf(*n)),
+            // A filter fused with its consumers guards them.
+            FusionTree::Vertical { via, first, then } | FusionTree::Diagonal { via, first, then }
+                if matches!(**first, FusionTree::Leaf(n) if matches!(leaf(n), LoopBody::Filter { .. })) =>
+            {
+                Body::When { temps: via.clone(), filter: Box::new(body(first, leaf)), then: Box::new(body(then, leaf)) }
+            }
             FusionTree::Vertical { via, first, then } => {
                 Body::Before { temps: via.clone(), first: Box::new(body(first, leaf)), then: Box::new(body(then, leaf)) }
             }
@@ -124,7 +144,7 @@ pub fn lower(
             .unwrap_or(f.node(first).span);
         steps.push(Step::Loop(LoopNest { cluster: k, extent, index, body: b, stores, span }));
         for n in members {
-            available.extend(f.node(*n).outputs().iter().copied());
+            available.extend(f.node(*n).defines());
         }
         flush(&mut pending, &mut available, &mut steps);
     }
@@ -136,6 +156,7 @@ pub fn lower(
         vars,
         steps,
         sizes: array_sizes,
+        capacity,
         same_size,
         locations,
         span: f.span,

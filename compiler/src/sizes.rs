@@ -41,6 +41,11 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             uf.keys[i].push(Key::Param(p));
         }
     }
+    // Each filter's count names the size of its result.
+    let filter_of: HashMap<VarId, NodeId> = f
+        .node_ids()
+        .filter_map(|n| if let NodeKind::Filter { count, .. } = f.node(n).kind { Some((count, n)) } else { None })
+        .collect();
     // Scalars bound to `length(a)` name a's size.
     let mut length_of: HashMap<VarId, VarId> = HashMap::new();
     for it in &f.items {
@@ -63,6 +68,9 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             let (wa, wb) = (uf.witness[ra], uf.witness[rb]);
             let describe = |ks: &Vec<Key>| -> String {
                 match ks.iter().find(|k| matches!(k, Key::Rigid(_))) {
+                    Some(Key::Rigid(Operand::Var(v))) if filter_of.contains_key(v) => {
+                        format!("the size of filter '{}''s result, known only at run time", f.node(filter_of[v]).name)
+                    }
                     Some(Key::Rigid(o)) => format!("a size known only at run time ({})", match o {
                         Operand::Const(c) => c.to_string(),
                         Operand::Var(v) => format!("'{}'", f.var(*v).name),
@@ -90,8 +98,16 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
     for n in f.node_ids() {
         let node = f.node(n);
         let mut group: Vec<VarId> = node.streamed_inputs().to_vec();
-        if !matches!(node.kind, NodeKind::Fold { .. }) {
+        if !matches!(node.kind, NodeKind::Fold { .. } | NodeKind::Filter { .. }) {
             group.extend(node.outputs());
+        }
+        if let NodeKind::Filter { outputs, count, .. } = &node.kind {
+            // A transducer: its result has a rigid size of its own.
+            let r = uf.find(index[&outputs[0]]);
+            uf.keys[r].push(Key::Rigid(Operand::Var(*count)));
+            for w in outputs.windows(2) {
+                unify(&mut uf, w[0], w[1], node.span)?;
+            }
         }
         if let NodeKind::Generate { size, outputs, .. } = &node.kind {
             let from = match size {
@@ -140,7 +156,7 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
         });
         of_array.insert(*v, id);
     }
-    let iteration = f
+    let iteration: Vec<SizeId> = f
         .node_ids()
         .map(|n| {
             let node = f.node(n);
@@ -148,5 +164,11 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             of_array[&a]
         })
         .collect();
-    Ok(Sizes { classes, of_array, iteration })
+    let mut transducer = vec![None; classes.len()];
+    for n in f.node_ids() {
+        if let NodeKind::Filter { outputs, .. } = &f.node(n).kind {
+            transducer[of_array[&outputs[0]].0 as usize] = Some(n);
+        }
+    }
+    Ok(Sizes { classes, of_array, iteration, transducer })
 }

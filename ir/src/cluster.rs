@@ -76,9 +76,24 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
         }
     }
     for (i, members) in c.clusters.iter().enumerate() {
-        let size = g.iteration[members[0].0 as usize];
-        if members.iter().any(|n| g.iteration[n.0 as usize] != size) {
-            return Err(format!("cluster {} mixes iteration sizes", i));
+        // papers/000 §1.3.6: iteration sizes may differ only down the
+        // transducer forest, with every transducer on the way in the cluster.
+        let sizes = &g.sizes;
+        let root = members.iter().map(|n| sizes.of_node(*n)).min_by_key(|s| (sizes.depth(*s), s.0)).unwrap();
+        for n in members {
+            match sizes.path(sizes.of_node(*n), root) {
+                None => return Err(format!("cluster {} mixes unrelated iteration sizes ('{}')", i, f.node(*n).name)),
+                Some(ts) => {
+                    if let Some(t) = ts.iter().find(|t| !members.contains(t)) {
+                        return Err(format!(
+                            "cluster {}: '{}' runs at the sub-rate of filter '{}', which is not in the cluster",
+                            i,
+                            f.node(*n).name,
+                            f.node(*t).name
+                        ));
+                    }
+                }
+            }
         }
         // Connectivity through fused edges and shared reads.
         let set: IndexSet<NodeId> = members.iter().copied().collect();

@@ -41,6 +41,8 @@ pub struct DepGraph {
     /// results, and arrays indexed or read outside any node.
     pub forced_manifest: IndexSet<VarId>,
     pub iteration: Vec<SizeId>,
+    /// The sizes, for the transducer forest.
+    pub sizes: Sizes,
 }
 
 impl DepGraph {

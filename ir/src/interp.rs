@@ -205,6 +205,22 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
+        NodeKind::Filter { p, inputs, outputs, count } => {
+            let len = env.array(inputs[0]).len();
+            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| vec![]).collect();
+            for i in 0..len {
+                let args: Vec<Scalar> = inputs.iter().map(|a| env.array(*a)[i]).collect();
+                if call(f, env, p, &args)?[0].as_bool() {
+                    for (o, a) in outs.iter_mut().zip(&args) {
+                        o.push(*a);
+                    }
+                }
+            }
+            env.set(*count, Scalar::I64(outs[0].len() as i64));
+            for (o, v) in outputs.iter().zip(outs) {
+                env.slots[o.0 as usize] = Slot::A(v);
+            }
+        }
         NodeKind::Fold { op, init, inputs, outputs } => {
             let len = env.array(inputs[0]).len();
             let mut acc: Vec<Scalar> = init.iter().map(|o| env.scalar(o)).collect();

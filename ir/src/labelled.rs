@@ -198,6 +198,11 @@ pub enum NodeKind {
     /// `outputs = op(…op(init, input[0])…, input[n-1])`; the lambda's parameters
     /// are the accumulator leaves then the element leaves.
     Fold { op: Lambda, init: Vec<Operand>, inputs: Vec<VarId>, outputs: Vec<VarId> },
+    /// The elements of `inputs` (one array per leaf) for which `p` holds, in
+    /// order, into `outputs`; `count` is how many (the outputs' run-time
+    /// size, known once the filter has run). A transducer: its consumers
+    /// iterate at the sub-rate `count`.
+    Filter { p: Lambda, inputs: Vec<VarId>, outputs: Vec<VarId>, count: VarId },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -214,30 +219,51 @@ impl Node {
             NodeKind::Map { .. } => "map",
             NodeKind::Generate { .. } => "generate",
             NodeKind::Fold { .. } => "fold",
+            NodeKind::Filter { .. } => "filter",
         }
     }
     /// Arrays read element by element in iteration order (fusible inputs).
     pub fn streamed_inputs(&self) -> &[VarId] {
         match &self.kind {
-            NodeKind::Map { inputs, .. } | NodeKind::Fold { inputs, .. } => inputs,
+            NodeKind::Map { inputs, .. } | NodeKind::Fold { inputs, .. } | NodeKind::Filter { inputs, .. } => inputs,
             NodeKind::Generate { .. } => &[],
         }
     }
+    /// The arrays (or, for a fold, scalars) the node computes.
     pub fn outputs(&self) -> &[VarId] {
         match &self.kind {
-            NodeKind::Map { outputs, .. } | NodeKind::Generate { outputs, .. } | NodeKind::Fold { outputs, .. } => outputs,
+            NodeKind::Map { outputs, .. }
+            | NodeKind::Generate { outputs, .. }
+            | NodeKind::Fold { outputs, .. }
+            | NodeKind::Filter { outputs, .. } => outputs,
         }
+    }
+    /// Every variable the node defines: its outputs and a filter's count.
+    pub fn defines(&self) -> Vec<VarId> {
+        let mut v = self.outputs().to_vec();
+        if let NodeKind::Filter { count, .. } = &self.kind {
+            v.push(*count);
+        }
+        v
     }
     pub fn lambda(&self) -> &Lambda {
         match &self.kind {
             NodeKind::Map { f, .. } | NodeKind::Generate { f, .. } => f,
             NodeKind::Fold { op, .. } => op,
+            NodeKind::Filter { p, .. } => p,
+        }
+    }
+    pub fn lambda_mut(&mut self) -> &mut Lambda {
+        match &mut self.kind {
+            NodeKind::Map { f, .. } | NodeKind::Generate { f, .. } => f,
+            NodeKind::Fold { op, .. } => op,
+            NodeKind::Filter { p, .. } => p,
         }
     }
     /// Scalar operands outside the worker (sizes, initial values).
     pub fn scalar_args(&self) -> Vec<Operand> {
         match &self.kind {
-            NodeKind::Map { .. } => vec![],
+            NodeKind::Map { .. } | NodeKind::Filter { .. } => vec![],
             NodeKind::Generate { size, .. } => vec![*size],
             NodeKind::Fold { init, .. } => init.clone(),
         }
@@ -312,7 +338,7 @@ impl Function {
     pub fn producers(&self) -> Vec<Option<NodeId>> {
         let mut p = vec![None; self.vars.len()];
         for n in self.node_ids() {
-            for o in self.node(n).outputs() {
+            for o in self.node(n).defines() {
                 p[o.0 as usize] = Some(n);
             }
         }
@@ -455,6 +481,19 @@ pub fn print_node(f: &Function, id: NodeId, indent: usize, out: &mut String) {
                 writeln!(out, "{}node {} \"{}\": {} = fold(({}), {})", pad, id.0, n.name, outs, i.join(", "), vars(f, inputs));
             print_lambda(f, op, indent + 1, out);
         }
+        NodeKind::Filter { p, inputs, count, .. } => {
+            let _ = writeln!(
+                out,
+                "{}node {} \"{}\": {}; %{} = filter({})",
+                pad,
+                id.0,
+                n.name,
+                outs,
+                f.var_name(*count),
+                vars(f, inputs)
+            );
+            print_lambda(f, p, indent + 1, out);
+        }
     }
 }
 
@@ -583,8 +622,8 @@ pub fn verify(f: &Function) -> Result<(), String> {
                 for v in scope {
                     inner.insert(v);
                 }
-                for o in n.outputs() {
-                    def(f, &mut defined, *o)?;
+                for o in n.defines() {
+                    def(f, &mut defined, o)?;
                 }
                 for v in inner {
                     defined.insert(v);

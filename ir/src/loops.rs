@@ -32,25 +32,39 @@ pub enum LoopBody {
     /// dimension below the loop (papers/001's negative dimension): set
     /// before it, stepped in it, read after it.
     ManyToOne { name: String, init: Vec<Operand>, reads: Vec<VarId>, op: Lambda, results: Vec<VarId> },
+    /// One element in, zero or one out: `filter`. The kept elements are
+    /// numbered by a cursor; `count` is the cursor after the loop. A kept
+    /// element of `outs` is the element of `reads` it passes through.
+    Filter { name: String, reads: Vec<VarId>, p: Lambda, outs: Vec<VarId>, count: VarId },
 }
 
 impl LoopBody {
     pub fn name(&self) -> &str {
         match self {
-            LoopBody::OneToOne { name, .. } | LoopBody::FromIndex { name, .. } | LoopBody::ManyToOne { name, .. } => name,
+            LoopBody::OneToOne { name, .. }
+            | LoopBody::FromIndex { name, .. }
+            | LoopBody::ManyToOne { name, .. }
+            | LoopBody::Filter { name, .. } => name,
         }
     }
     pub fn reads(&self) -> &[VarId] {
         match self {
-            LoopBody::OneToOne { reads, .. } | LoopBody::ManyToOne { reads, .. } => reads,
+            LoopBody::OneToOne { reads, .. } | LoopBody::ManyToOne { reads, .. } | LoopBody::Filter { reads, .. } => reads,
             LoopBody::FromIndex { .. } => &[],
         }
     }
     /// Arrays whose current element the body produces.
     pub fn element_outs(&self) -> &[VarId] {
         match self {
-            LoopBody::OneToOne { outs, .. } | LoopBody::FromIndex { outs, .. } => outs,
+            LoopBody::OneToOne { outs, .. } | LoopBody::FromIndex { outs, .. } | LoopBody::Filter { outs, .. } => outs,
             LoopBody::ManyToOne { .. } => &[],
+        }
+    }
+    pub fn lambda(&self) -> &Lambda {
+        match self {
+            LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } => f,
+            LoopBody::ManyToOne { op, .. } => op,
+            LoopBody::Filter { p, .. } => p,
         }
     }
 }
@@ -64,6 +78,10 @@ pub enum Body {
     BeforeKeep { temps: Vec<VarId>, first: Box<Body>, then: Box<Body> },
     /// Horizontal fusion: independent bodies in one iteration, sharing reads.
     Besides(Box<Body>, Box<Body>),
+    /// A filter and the bodies that consume its output: `then` runs only for
+    /// kept elements, at the sub-rate (its index is the filter's cursor).
+    /// `temps` are the filter's arrays `then` reads; stored if manifest.
+    When { temps: Vec<VarId>, filter: Box<Body>, then: Box<Body> },
 }
 
 impl Body {
@@ -71,7 +89,10 @@ impl Body {
     pub fn leaves(&self) -> Vec<&LoopBody> {
         match self {
             Body::Leaf(l) => vec![l],
-            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
+            Body::Before { first, then, .. }
+            | Body::BeforeKeep { first, then, .. }
+            | Body::Besides(first, then)
+            | Body::When { filter: first, then, .. } => {
                 let mut v = first.leaves();
                 v.extend(then.leaves());
                 v
@@ -108,6 +129,9 @@ pub struct Function {
     pub steps: Vec<Step>,
     /// The size of every array the function touches.
     pub sizes: IndexMap<VarId, SizeExpr>,
+    /// The room every array needs: its size, or for a filter's result (and
+    /// arrays of its size) the size of what was filtered, an upper bound.
+    pub capacity: IndexMap<VarId, SizeExpr>,
     /// Groups of parameter arrays whose sizes must be equal (checked on entry).
     pub same_size: Vec<Vec<VarId>>,
     /// `FILE:LINE:COL` of a span, for run-time error messages.
@@ -201,6 +225,20 @@ fn print_body(lf: &LFunction, b: &Body, index: VarId, indent: usize, out: &mut S
                 let _ = writeln!(out, "{}  |{}|", pad, vars(lf, &f.params));
                 lambda_str(lf, f, indent + 2, out);
             }
+            LoopBody::Filter { name, reads, p, outs, count } => {
+                let _ = writeln!(
+                    out,
+                    "{}Filter \"{}\": ({}) <- ({}) [%{}], count %{}",
+                    pad,
+                    name,
+                    vars(lf, outs),
+                    vars(lf, reads),
+                    lf.var_name(index),
+                    lf.var_name(*count)
+                );
+                let _ = writeln!(out, "{}  |{}|", pad, vars(lf, &p.params));
+                lambda_str(lf, p, indent + 2, out);
+            }
             LoopBody::ManyToOne { name, init, reads, op, results } => {
                 let i: Vec<String> = init.iter().map(|o| lf.operand(o)).collect();
                 let _ = writeln!(
@@ -231,6 +269,16 @@ fn print_body(lf: &LFunction, b: &Body, index: VarId, indent: usize, out: &mut S
             let _ = writeln!(out, "{}Besides", pad);
             print_body(lf, a, index, indent + 1, out);
             print_body(lf, b, index, indent + 1, out);
+        }
+        Body::When { temps, filter, then } => {
+            let cursor = match filter.leaves()[0] {
+                LoopBody::Filter { count, .. } => *count,
+                _ => index,
+            };
+            let _ = writeln!(out, "{}When [{}]", pad, vars(lf, temps));
+            print_body(lf, filter, index, indent + 1, out);
+            let _ = writeln!(out, "{}  then at sub-rate index %{}:", pad, lf.var_name(cursor));
+            print_body(lf, then, cursor, indent + 2, out);
         }
     }
 }
@@ -311,6 +359,13 @@ pub fn verify(f: &Function) -> Result<(), String> {
                 Body::Besides(a, b) => {
                     check(a, stores)?;
                     check(b, stores)
+                }
+                Body::When { filter, then, .. } => {
+                    if !matches!(**filter, Body::Leaf(LoopBody::Filter { .. })) {
+                        return Err("a When body is not guarded by a filter".into());
+                    }
+                    check(filter, stores)?;
+                    check(then, stores)
                 }
             }
         }

@@ -26,6 +26,9 @@ pub struct Sizes {
     pub of_array: IndexMap<VarId, SizeId>,
     /// The iteration size of every node.
     pub iteration: Vec<SizeId>,
+    /// The transducer forest (papers/000 §1.3.6): for a size produced by a
+    /// filter, that filter, whose iteration size is the parent size.
+    pub transducer: Vec<Option<NodeId>>,
 }
 
 impl Sizes {
@@ -34,6 +37,57 @@ impl Sizes {
     }
     pub fn name(&self, s: SizeId) -> String {
         format!("n{}", s.0)
+    }
+    /// The parent of a size in the transducer forest.
+    pub fn parent(&self, s: SizeId) -> Option<SizeId> {
+        self.transducer[s.0 as usize].map(|t| self.of_node(t))
+    }
+    /// The parent transducer of a node (`trans`, papers/000 Fig. 1.7): the
+    /// filter whose output size is the node's iteration size.
+    pub fn trans(&self, n: NodeId) -> Option<NodeId> {
+        self.transducer[self.of_node(n).0 as usize]
+    }
+    /// The transducers between size `s` and its ancestor `root`, innermost
+    /// first; `None` if `root` is not an ancestor of (or equal to) `s`.
+    pub fn path(&self, mut s: SizeId, root: SizeId) -> Option<Vec<NodeId>> {
+        let mut out = vec![];
+        while s != root {
+            let t = self.transducer[s.0 as usize]?;
+            out.push(t);
+            s = self.of_node(t);
+        }
+        Some(out)
+    }
+    /// Depth in the transducer forest.
+    pub fn depth(&self, s: SizeId) -> usize {
+        let mut d = 0;
+        let mut s = s;
+        while let Some(p) = self.parent(s) {
+            d += 1;
+            s = p;
+        }
+        d
+    }
+    /// The compatible concestors of two nodes (papers/000 Fig. 1.8): the
+    /// most recent pair of ancestors (each a node or one of its ancestor
+    /// transducers) with the same iteration size; `(a, b)` when `a` and `b`
+    /// iterate alike; `None` when their sizes share no ancestor.
+    pub fn concestors(&self, a: NodeId, b: NodeId) -> Option<(NodeId, NodeId)> {
+        let (mut x, mut y) = (a, b);
+        let (mut dx, mut dy) = (self.depth(self.of_node(x)), self.depth(self.of_node(y)));
+        while dx > dy {
+            x = self.trans(x)?;
+            dx -= 1;
+        }
+        while dy > dx {
+            y = self.trans(y)?;
+            dy -= 1;
+        }
+        while self.of_node(x) != self.of_node(y) {
+            x = self.trans(x)?;
+            y = self.trans(y)?;
+        }
+        Some((x, y))
     }
 }
 
@@ -49,7 +103,11 @@ pub fn print(f: &Function, s: &Sizes) -> String {
             }
             SizeOrigin::Scalar(o) => format!("rigid = {}", f.operand(o)),
         };
-        let _ = writeln!(out, "  size n{}: {}", i, what);
+        let parent = match s.transducer[i] {
+            Some(t) => format!(", transducer \"{}\" from n{}", f.node(t).name, s.of_node(t).0),
+            None => String::new(),
+        };
+        let _ = writeln!(out, "  size n{}: {}{}", i, what, parent);
     }
     for (v, c) in &s.of_array {
         let _ = writeln!(out, "  %{}: [n{}]", f.var_name(*v), c.0);

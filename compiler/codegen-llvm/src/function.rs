@@ -175,14 +175,14 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         for (k, r) in plan.iter().enumerate() {
             if let Some(v) = r.array {
                 let (data, room) = g.load_out(out_ptrs[k])?;
-                let need = g.size(v)?;
+                let need = g.capacity(v)?;
                 g.check_room(data, room, need, &f.results[k].c_name)?;
                 out_data.insert(k, data);
             }
         }
         for v in &stored {
             let owner = plan.iter().position(|r| r.array == Some(*v) && r.owned);
-            let bytes = g.bytes(*v)?;
+            let bytes = g.cap_bytes(*v)?;
             match owner {
                 Some(k) => {
                     let data = out_data[&k];
@@ -211,7 +211,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         for (k, r) in plan.iter().enumerate() {
             if let Some(v) = r.array {
                 let (data, room) = g.load_out(out_ptrs[k])?;
-                let need = g.size(v)?;
+                let need = g.capacity(v)?;
                 g.check_room(data, room, need, &f.results[k].c_name)?;
                 datas.push((k, data));
             }
@@ -226,7 +226,8 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
                 let dst = g.copy_or_keep(data, src, bytes)?;
                 finals[k] = Some((dst, len, data));
             } else {
-                let dst = g.alloc_or_use(data, bytes, v)?;
+                let cap = g.cap_bytes(v)?;
+                let dst = g.alloc_or_use(data, cap, v)?;
                 finals[k] = Some((dst, len, data));
             }
         }
@@ -238,7 +239,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
                 let dst = if r.owned {
                     g.slots[&v]
                 } else {
-                    let bytes = g.bytes(v)?;
+                    let bytes = g.cap_bytes(v)?;
                     g.alloc_or_use(data, bytes, v)?
                 };
                 finals[k] = Some((dst, len, data));
@@ -348,22 +349,22 @@ fn is_staged(f: &Function) -> bool {
             }
             Step::Loop(n) => {
                 for l in n.body.leaves() {
-                    let lam = match l {
-                        LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } => f,
-                        LoopBody::ManyToOne { op, .. } => op,
-                    };
-                    if lambda_fallible(lam) {
+                    if lambda_fallible(l.lambda()) {
                         return true;
                     }
                 }
             }
         }
     }
-    f.sizes.values().any(|s| match s {
-        SizeExpr::Param(_) => false,
-        SizeExpr::Scalar(Operand::Const(Const::I64(n))) => *n < 0,
-        SizeExpr::Scalar(_) => true,
-    })
+    // Everything allocated and every result's room must be known on entry.
+    let entry_known = |s: &SizeExpr| match s {
+        SizeExpr::Param(_) => true,
+        SizeExpr::Scalar(Operand::Const(Const::I64(n))) => *n >= 0,
+        SizeExpr::Scalar(_) => false,
+    };
+    let stored = f.nests().flat_map(|n| n.stores.iter());
+    let results = f.results.iter().filter_map(|l| if let Operand::Var(v) = &l.value { Some(v) } else { None });
+    stored.chain(results).any(|v| f.capacity.get(v).map(|c| !entry_known(c)).unwrap_or(false))
 }
 
 fn reg_ty<'ctx>(cx: &'ctx Context, p: Prim) -> BasicTypeEnum<'ctx> {
@@ -549,6 +550,20 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     fn bytes(&mut self, v: VarId) -> R<IntValue<'ctx>> {
         let n = self.size(v)?;
+        let w = self.f.var(v).ty.prim().bytes();
+        self.b.build_int_mul(n, self.cx.i64_type().const_int(w, false), "bytes")
+    }
+
+    /// The room an array needs (a filtered array: what was filtered).
+    fn capacity(&mut self, v: VarId) -> R<IntValue<'ctx>> {
+        match self.f.capacity.get(&v).cloned() {
+            Some(c) => self.size_expr(&c),
+            None => self.size(v),
+        }
+    }
+
+    fn cap_bytes(&mut self, v: VarId) -> R<IntValue<'ctx>> {
+        let n = self.capacity(v)?;
         let w = self.f.var(v).ty.prim().bytes();
         self.b.build_int_mul(n, self.cx.i64_type().const_int(w, false), "bytes")
     }
@@ -869,7 +884,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         if staged {
             for v in &n.stores {
-                let bytes = self.bytes(*v)?;
+                let bytes = self.cap_bytes(*v)?;
                 let p = self.alloc(bytes, *v)?;
                 self.slots.insert(*v, p);
             }
@@ -888,6 +903,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     slots.push(slot);
                 }
                 accs.insert(name.clone(), slots);
+            }
+            if let LoopBody::Filter { name, count, .. } = l {
+                // The cursor: how many elements were kept so far.
+                let slot = self.entry_alloca(i64t.into(), &format!("{}.cursor", self.name(*count)))?;
+                self.b.build_store(slot, i64t.const_zero())?;
+                accs.insert(name.clone(), vec![slot]);
             }
         }
         // Base pointers of everything the nest streams or stores.
@@ -929,6 +950,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let v = self.b.build_load(t, *slot, &self.name(*r))?;
                     self.scalars.insert(*r, v);
                 }
+            }
+            if let LoopBody::Filter { name, count, .. } = l {
+                let v = self.b.build_load(i64t, accs[name][0], &self.name(*count))?;
+                self.scalars.insert(*count, v);
             }
         }
         Ok(())
@@ -974,7 +999,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.body(first, i, base, elems, accs, stores)?;
                 self.body(then, i, base, elems, accs, stores)
             }
+            Body::When { filter, then, .. } => match &**filter {
+                Body::Leaf(l @ LoopBody::Filter { .. }) => self.filter(l, Some(then), i, base, elems, accs, stores),
+                _ => unreachable!("loops::verify: When is guarded by a filter"),
+            },
+            Body::Leaf(l @ LoopBody::Filter { .. }) => self.filter(l, None, i, base, elems, accs, stores),
             Body::Leaf(l) => match l {
+                LoopBody::Filter { .. } => unreachable!(),
                 LoopBody::OneToOne { reads, f, outs, .. } => {
                     let args = reads.iter().map(|r| self.element(*r, i, base, elems)).collect::<R<Vec<_>>>()?;
                     let rs = self.lambda(f, &args)?;
@@ -1001,6 +1032,43 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             },
         }
+    }
+
+    /// A filter: evaluates the predicate; for a kept element, stores it at
+    /// the cursor if its array is manifest and runs `then` at the sub-rate
+    /// index (the cursor), then advances the cursor.
+    #[allow(clippy::too_many_arguments)]
+    fn filter(
+        &mut self,
+        l: &LoopBody,
+        then: Option<&Body>,
+        i: IntValue<'ctx>,
+        base: &HashMap<VarId, PointerValue<'ctx>>,
+        elems: &mut HashMap<VarId, BasicValueEnum<'ctx>>,
+        accs: &HashMap<String, Vec<PointerValue<'ctx>>>,
+        stores: &[VarId],
+    ) -> R<()> {
+        let LoopBody::Filter { name, reads, p, outs, .. } = l else { unreachable!() };
+        let args = reads.iter().map(|r| self.element(*r, i, base, elems)).collect::<R<Vec<_>>>()?;
+        let keep = self.lambda(p, &args)?[0].into_int_value();
+        let kept = self.cx.append_basic_block(self.func, &format!("{}.kept", name));
+        let next = self.cx.append_basic_block(self.func, &format!("{}.next", name));
+        self.b.build_conditional_branch(keep, kept, next)?;
+        self.b.position_at_end(kept);
+        let cursor = accs[name][0];
+        let i64t = self.cx.i64_type();
+        let j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
+        // Values made under the guard do not dominate what follows it.
+        let mut inner = elems.clone();
+        self.put(outs, args, j, base, &mut inner, stores)?;
+        if let Some(t) = then {
+            self.body(t, j, base, &mut inner, accs, stores)?;
+        }
+        let j1 = self.b.build_int_add(j, i64t.const_int(1, false), "j.next")?;
+        self.b.build_store(cursor, j1)?;
+        self.b.build_unconditional_branch(next)?;
+        self.b.position_at_end(next);
+        Ok(())
     }
 
     fn put(

@@ -18,7 +18,7 @@ type R<T> = Result<T, Diagnostic>;
 /// Combinators of LANGUAGE.md that later issues compile; they are
 /// recognised (so their names are not "unknown") and rejected clearly.
 const NOT_YET: &[&str] = &[
-    "filter", "gather", "backpermute", "scatter", "permute", "scanl", "prescanl", "scanr", "cross", "reverse",
+    "gather", "backpermute", "scatter", "permute", "scanl", "prescanl", "scanr", "cross", "reverse",
     "transpose", "force",
 ];
 
@@ -99,8 +99,8 @@ fn is_builtin_name(n: &str) -> bool {
     Builtin::from_name(n).is_some()
         || matches!(
             n,
-            "map" | "zip" | "unzip" | "generate" | "iota" | "fold" | "length" | "shape" | "select" | "i32" | "i64" | "f32"
-                | "f64"
+            "map" | "zip" | "unzip" | "generate" | "iota" | "fold" | "filter" | "length" | "shape" | "select" | "i32" | "i64"
+                | "f32" | "f64"
         )
 }
 
@@ -122,7 +122,7 @@ fn resolve_type(t: &TypeExpr) -> R<Ty> {
 
 fn unsupported(span: Span, what: &str) -> Diagnostic {
     Diagnostic::error(span, format!("{} is not supported yet", what))
-        .with_note("this compiler accepts map, zip, unzip, generate, iota, fold, length and shape on rank-1 arrays")
+        .with_note("this compiler accepts map, zip, unzip, generate, iota, fold, filter, length and shape on rank-1 arrays")
 }
 
 struct Elab<'a> {
@@ -315,6 +315,9 @@ impl<'a> Elab<'a> {
             let outs = self.nodes[i].outputs().to_vec();
             for (j, o) in outs.iter().enumerate() {
                 self.vars[o.0 as usize].0 = if outs.len() == 1 { name.clone() } else { format!("{}.{}", name, j) };
+            }
+            if let NodeKind::Filter { count, .. } = &self.nodes[i].kind {
+                self.vars[count.0 as usize].0 = format!("{}.len", name);
             }
         }
     }
@@ -694,7 +697,7 @@ impl<'a> Elab<'a> {
                     _ => Err(Diagnostic::error(args[0].span, "unzip needs an array of tuples")),
                 }
             }
-            "map" | "generate" | "iota" | "fold" => self.combinator(name, f.span, args, span),
+            "map" | "generate" | "iota" | "fold" | "filter" => self.combinator(name, f.span, args, span),
             _ if NOT_YET.contains(&name) => {
                 for a in args {
                     if !matches!(a.kind, ExprKind::Lambda(..) | ExprKind::Section(_)) {
@@ -862,6 +865,24 @@ impl<'a> Elab<'a> {
                 self.push_node(span, NodeKind::Fold { op, init, inputs, outputs });
                 Ok(v)
             }
+            "filter" => {
+                need(2)?;
+                let (inputs, r, elem) = self.array(&args[1], "the array filtered")?;
+                if r != 1 {
+                    return Err(unsupported(args[1].span, "filter over arrays of rank 2 or 3"));
+                }
+                let (p, rty) = self.worker(&args[0], std::slice::from_ref(&elem), None)?;
+                if !self.u.unify(&rty, &ITy::Prim(Prim::Bool)) {
+                    return Err(Diagnostic::error(
+                        args[0].span,
+                        format!("a filter's predicate must return bool, found {}", self.u.show(&rty)),
+                    ));
+                }
+                let (outputs, v) = self.node_outputs(&elem, span)?;
+                let count = self.new_var("len", ITy::Prim(Prim::I64), span);
+                self.push_node(span, NodeKind::Filter { p, inputs, outputs, count });
+                Ok(v)
+            }
             _ => unreachable!(),
         }
     }
@@ -1015,7 +1036,7 @@ impl<'a> Elab<'a> {
 fn principal_span(e: &Expr) -> Option<Span> {
     match &e.kind {
         ExprKind::Call(f, args) if f.name == "unzip" && args.len() == 1 => principal_span(&args[0]),
-        ExprKind::Call(f, _) if matches!(f.name.as_str(), "map" | "generate" | "iota" | "fold") => Some(e.span),
+        ExprKind::Call(f, _) if matches!(f.name.as_str(), "map" | "generate" | "iota" | "fold" | "filter") => Some(e.span),
         _ => None,
     }
 }
@@ -1099,10 +1120,7 @@ fn fix_literals(f: &mut Function, consts: &std::collections::HashMap<VarId, Cons
         }
     }
     for n in &mut f.nodes {
-        match &mut n.kind {
-            NodeKind::Map { f, .. } | NodeKind::Generate { f, .. } => block(&mut f.body, consts),
-            NodeKind::Fold { op, .. } => block(&mut op.body, consts),
-        }
+        block(&mut n.lambda_mut().body, consts);
     }
 }
 
@@ -1195,11 +1213,12 @@ fn propagate_copies(f: &mut Function) {
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                         block(&mut map, &mut op.body);
                     }
+                    NodeKind::Filter { p, inputs, .. } => {
+                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
+                        block(&mut map, &mut p.body);
+                    }
                 }
-                let l = match &mut n.kind {
-                    NodeKind::Map { f, .. } | NodeKind::Generate { f, .. } => f,
-                    NodeKind::Fold { op, .. } => op,
-                };
+                let l = n.lambda_mut();
                 l.captures = captures_of(&l.body, &l.params);
                 f.items.push(Item::Node(id));
             }
