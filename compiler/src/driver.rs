@@ -2,7 +2,7 @@
 //! what `--emit` asks for, writes outputs atomically (a failed compilation
 //! leaves no partial file), and renders diagnostics.
 
-use crate::cluster::{ClusterConfig, FusionMode};
+use crate::cluster::{ClusterConfig, FusionMode, IlpModel};
 use crate::pipeline::{self, Options};
 use afc_ir::diag::{render_all, SourceFile};
 use afc_ir::interp::{self, Scalar, Value};
@@ -65,6 +65,9 @@ pub struct Cli {
     /// Target CPU (default: the host's, when the target is the host).
     #[arg(long)]
     pub cpu: Option<String>,
+    /// The ILP formulation: `edge` (edge-local, papers/002) or `pairs` (all pairs, papers/000).
+    #[arg(long, value_enum, default_value = "edge")]
+    pub ilp_model: IlpModel,
     /// Seconds the ILP solver may spend on one function.
     #[arg(long, default_value_t = 10.0)]
     pub ilp_time_limit: f64,
@@ -104,7 +107,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
     let text = std::fs::read_to_string(&cli.file).map_err(|e| fail(&format!("cannot read {}: {}", cli.file.display(), e)))?;
     let file = SourceFile::new(cli.file.display().to_string(), text);
     let opts = Options {
-        cluster: ClusterConfig { mode: cli.fusion, time_limit: cli.ilp_time_limit },
+        cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, time_limit: cli.ilp_time_limit },
         verify: cli.verify || cfg!(debug_assertions),
         verbose: cli.verbose,
         time_passes: cli.time_passes,
@@ -134,7 +137,10 @@ fn run(cli: &Cli) -> Result<(), i32> {
                 match e {
                     Emit::Sizes => text_out += &afc_ir::sizes::print(f, &fs.sizes),
                     Emit::Graph => text_out += &afc_ir::graph::print(f, &fs.graph, &fs.sizes),
-                    Emit::Ilp => text_out += &crate::cluster::ilp::model(f, &fs.graph).lp.to_lp_format(),
+                    Emit::Ilp => match cli.ilp_model {
+                        IlpModel::Edge => text_out += &crate::cluster::ilp::model(f, &fs.graph).lp.to_lp_format(),
+                        IlpModel::Pairs => text_out += &crate::cluster::pairs::model(f, &fs.graph).lp.to_lp_format(),
+                    },
                     Emit::Clusters => text_out += &afc_ir::cluster::print(f, &fs.clustering),
                     Emit::FusionTree => text_out += &afc_ir::fusion::print(f, &fs.trees),
                     _ => {}
@@ -223,7 +229,11 @@ pub fn format_value(name: &str, v: &Value) -> String {
 }
 
 fn interpret(program: &afc_ir::labelled::Program, name: &str, args: &[String]) -> Result<(), i32> {
-    let f = program.functions.iter().find(|f| f.name == name).ok_or_else(|| fail(&format!("no exported function '{}'", name)))?;
+    let f = program
+        .functions
+        .iter()
+        .find(|f| f.name == name && f.exported)
+        .ok_or_else(|| fail(&format!("no exported function '{}'", name)))?;
     if args.len() != f.params.len() {
         return Err(fail(&format!("'{}' takes {} arguments (flattened), {} given", name, f.params.len(), args.len())));
     }

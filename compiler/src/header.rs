@@ -60,7 +60,7 @@ pub fn header(p: &Program, source_name: &str) -> String {
     let _ = writeln!(out, "#define AFC_GEN_{}_H\n", guard);
     let _ = writeln!(out, "#include \"afc.h\"\n");
     let _ = writeln!(out, "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n");
-    for f in &p.functions {
+    for f in p.functions.iter().filter(|f| f.exported) {
         let _ = writeln!(out, "{};", prototype(f));
     }
     let _ = writeln!(out, "\n#ifdef __cplusplus\n}}\n#endif\n\n#endif");

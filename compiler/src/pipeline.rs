@@ -79,15 +79,24 @@ pub fn middle(file: &SourceFile, program: Program, opts: &Options) -> Result<Sta
     let t = Timer { on: opts.time_passes };
     let mut functions = vec![];
     let mut loop_fns = vec![];
-    let mut diags = vec![];
-    for f in &program.functions {
+    let mut diags: Vec<Diagnostic> = vec![];
+    // Non-exported functions first: a size error inside one is reported
+    // with its own names, once, not again where it is inlined.
+    let mut order: Vec<&Function> = program.functions.iter().filter(|f| !f.exported).collect();
+    order.extend(program.functions.iter().filter(|f| f.exported));
+    for f in order {
         let sizes = match t.time("sizes", || crate::sizes::infer(f)) {
             Ok(s) => s,
             Err(d) => {
-                diags.push(d);
+                if !diags.iter().any(|e| e.span == d.span) {
+                    diags.push(d);
+                }
                 continue;
             }
         };
+        if !f.exported {
+            continue;
+        }
         let graph = t.time("graph", || crate::graph::build(f, &sizes));
         let clustering = t.time("cluster", || cluster::cluster(f, &graph, &opts.cluster));
         if opts.verbose {
@@ -122,6 +131,7 @@ pub fn middle(file: &SourceFile, program: Program, opts: &Options) -> Result<Sta
         loop_fns.push(lf);
         functions.push(FunctionStages { labelled: f.clone(), sizes, graph, clustering, trees });
     }
+    diags.sort_by_key(|d| d.span.start);
     if !diags.is_empty() {
         return Err(diags);
     }

@@ -3,12 +3,12 @@
 
 #![allow(dead_code)]
 
-use afc::cluster::{ClusterConfig, FusionMode};
+use afc::cluster::{ClusterConfig, FusionMode, IlpModel};
 use afc::pipeline::{self, Options, Stages};
 use afc_ir::diag::SourceFile;
 
 pub fn options(mode: FusionMode) -> Options {
-    Options { cluster: ClusterConfig { mode, time_limit: 20.0 }, verify: true, verbose: false, time_passes: false }
+    Options { cluster: ClusterConfig { mode, model: IlpModel::Edge, time_limit: 20.0 }, verify: true, verbose: false, time_passes: false }
 }
 
 pub fn compile(src: &str, mode: FusionMode) -> Stages {
@@ -37,18 +37,22 @@ impl Rng {
 }
 
 /// A random program of `n` combinators over two same-size inputs: maps of
-/// one to three earlier arrays, folds (whose results later workers
-/// capture), generates, and random access into earlier arrays.
+/// one to three arrays of one size, filters (and filters of filters), folds
+/// whose results later workers capture, generates, and random access into
+/// earlier arrays.
 pub fn random_program(rng: &mut Rng, n: usize) -> String {
-    let mut arrays: Vec<String> = vec!["a0".into(), "a1".into()];
+    // Arrays grouped by size: the inputs' size, then one group per filter.
+    let mut classes: Vec<Vec<String>> = vec![vec!["a0".into(), "a1".into()]];
     let mut scalars: Vec<String> = vec![];
     let mut lines = vec![];
-    let mut results: Vec<String> = vec![];
+    let mut made: Vec<String> = vec![];
     for i in 0..n {
         let name = format!("n{}", i);
         let cap = if !scalars.is_empty() && rng.chance(0.4) { format!(" + {}", scalars[rng.below(scalars.len())]) } else { String::new() };
-        let idx = if arrays.len() > 2 && rng.chance(0.15) { format!(" + {}[0]", arrays[2 + rng.below(arrays.len() - 2)]) } else { String::new() };
-        match rng.below(6) {
+        let idx = if !made.is_empty() && rng.chance(0.15) { format!(" + {}[0]", made[rng.below(made.len())]) } else { String::new() };
+        let c = rng.below(classes.len());
+        let arrays = classes[c].clone();
+        match rng.below(8) {
             0 | 1 | 2 => {
                 let k = 1 + rng.below(3.min(arrays.len()));
                 let mut ins = vec![];
@@ -60,29 +64,34 @@ pub fn random_program(rng: &mut Rng, n: usize) -> String {
                 }
                 let ps: Vec<String> = (0..ins.len()).map(|j| format!("x{}", j)).collect();
                 lines.push(format!("let {} = map(|{}| {}{}{}, {});", name, ps.join(", "), ps.join(" * "), cap, idx, ins.join(", ")));
-                arrays.push(name);
+                classes[c].push(name.clone());
+                made.push(name);
             }
             3 | 4 => {
+                let a = arrays[rng.below(arrays.len())].clone();
+                lines.push(format!("let {} = filter(|x| x > 0.5{}, {});", name, cap, a));
+                classes.push(vec![name.clone()]);
+                made.push(name);
+            }
+            5 | 6 => {
                 let a = arrays[rng.below(arrays.len())].clone();
                 lines.push(format!("let {} = fold((+), 0.0, {});", name, a));
                 scalars.push(name);
             }
             _ => {
-                lines.push(format!("let {} = generate(length(a0), |i| f64(i){}{});", name, cap, idx));
-                arrays.push(name);
+                let a = arrays[rng.below(arrays.len())].clone();
+                lines.push(format!("let {} = generate(length({}), |i| f64(i){}{});", name, a, cap, idx));
+                classes[c].push(name.clone());
+                made.push(name);
             }
         }
     }
-    for a in arrays.iter().skip(2) {
-        if rng.chance(0.4) {
-            results.push(a.clone());
-        }
-    }
+    let mut results: Vec<String> = made.iter().filter(|_| rng.chance(0.4)).cloned().collect();
     if let Some(s) = scalars.last() {
         results.push(s.clone());
     }
     if results.is_empty() {
-        results.push(arrays.last().unwrap().clone());
+        results.push(made.last().cloned().unwrap_or_else(|| "a0".into()));
     }
     let types: Vec<&str> = results.iter().map(|r| if scalars.contains(r) { "f64" } else { "[f64]" }).collect();
     format!(

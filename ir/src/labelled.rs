@@ -297,6 +297,9 @@ pub struct Leaf {
 #[derive(Clone, Debug)]
 pub struct Function {
     pub name: String,
+    /// Only exported functions are compiled; the others are checked alone
+    /// (types, sizes) and inlined where they are called.
+    pub exported: bool,
     pub span: Span,
     pub params: Vec<Leaf>,
     pub results: Vec<Leaf>,
@@ -308,7 +311,7 @@ pub struct Function {
     pub same_size: Vec<(Vec<VarId>, Span)>,
 }
 
-/// The exported functions of a program, each with its non-exported callees inlined.
+/// The functions of a program, each with its callees inlined.
 #[derive(Clone, Debug, Default)]
 pub struct Program {
     pub functions: Vec<Function>,
@@ -509,7 +512,7 @@ pub fn print_program(p: &Program) -> String {
                 Operand::Const(c) => c.to_string(),
             })
             .collect();
-        let _ = writeln!(out, "fn {}({}) {{", f.name, params.join(", "));
+        let _ = writeln!(out, "{}fn {}({}) {{", if f.exported { "export " } else { "" }, f.name, params.join(", "));
         for it in &f.items {
             match it {
                 Item::Stmt(s) => print_stmt(f, s, 1, &mut out),

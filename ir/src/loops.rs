@@ -155,6 +155,7 @@ impl Function {
     fn as_labelled(&self) -> LFunction {
         LFunction {
             name: self.name.clone(),
+            exported: true,
             span: self.span,
             params: self.params.clone(),
             results: self.results.clone(),

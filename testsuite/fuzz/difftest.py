@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Randomised differential testing: generates well-typed .acc programs of
-the compiled subset (map, zip, unzip, generate, iota, fold, length, scalar
+the compiled subset (map, zip, unzip, generate, iota, fold, filter — nested,
+fused and manifest — length, scalar
 code with tuples, if, select, indexing, casts, built-ins) and random inputs,
 then checks with check-run.sh that every fusion mode, from C drivers with
 afc-allocated and caller-provided outputs, agrees with the reference
@@ -110,15 +111,21 @@ class Gen:
         nparams = r.randint(1, 3)
         params = [("p%d" % i, r.choice(ALL)) for i in range(nparams)]
         scal = [("k", "i64")] if r.random() < 0.5 else []
-        arrays = list(params)  # (name, elem type), all one size
-        rigid = []  # arrays of the rigid size `m`
+        # Size classes: the parameters' size, a rigid generate size, and one
+        # per filter; a map combines arrays of one class only.
+        classes = {"n": list(params)}
         env = list(scal)
         lines = []
-        results = []
         folds = []
-        for _ in range(r.randint(2, 7)):
+
+        def all_arrays():
+            return [a for c in classes.values() for a in c]
+
+        for _ in range(r.randint(2, 8)):
             k = r.random()
-            if k < 0.35:
+            cls = r.choice([c for c in classes if classes[c]])
+            arrays = classes[cls]
+            if k < 0.3:
                 ins = r.sample(arrays, r.randint(1, min(3, len(arrays))))
                 ps = [self.fresh("x") for _ in ins]
                 t = r.choice(ALL)
@@ -126,14 +133,35 @@ class Gen:
                 name = self.fresh("m")
                 if r.random() < 0.25:
                     t2 = r.choice(ALL)
-                    body = "(%s, %s)" % (self.expr(t, wenv, arrays, 3), self.expr(t2, wenv, arrays, 2))
+                    body = "(%s, %s)" % (self.expr(t, wenv, all_arrays(), 3), self.expr(t2, wenv, all_arrays(), 2))
                     a, b = self.fresh("u"), self.fresh("w")
                     lines.append("let (%s, %s) = unzip(map(|%s| %s, %s));" % (a, b, ", ".join(ps), body, ", ".join(n for n, _ in ins)))
                     arrays += [(a, t), (b, t2)]
                 else:
-                    lines.append("let %s = map(|%s| %s, %s);" % (name, ", ".join(ps), self.expr(t, wenv, arrays, 3), ", ".join(n for n, _ in ins)))
+                    lines.append("let %s = map(|%s| %s, %s);" % (name, ", ".join(ps), self.expr(t, wenv, all_arrays(), 3), ", ".join(n for n, _ in ins)))
                     arrays.append((name, t))
-            elif k < 0.55:
+            elif k < 0.5:
+                # A filter: a new size class below `cls`.
+                name = self.fresh("f")
+                newcls = "c" + name
+                if len(arrays) >= 2 and r.random() < 0.3:
+                    (a, ta), (b, tb) = r.sample(arrays, 2)
+                    x = self.fresh("q")
+                    pred = self.expr("bool", env + [(x + ".0", ta), (x + ".1", tb)], all_arrays(), 2)
+                    u, w = self.fresh("u"), self.fresh("w")
+                    lines.append("let (%s, %s) = unzip(filter(|%s| %s, zip(%s, %s)));" % (u, w, x, pred, a, b))
+                    classes[newcls] = [(u, ta), (w, tb)]
+                else:
+                    src, et = r.choice(arrays)
+                    x = self.fresh("q")
+                    pred = self.expr("bool", env + [(x, et)], all_arrays(), 3)
+                    lines.append("let %s = filter(|%s| %s, %s);" % (name, x, pred, src))
+                    classes[newcls] = [(name, et)]
+                if r.random() < 0.4:
+                    ln = self.fresh("len")
+                    lines.append("let %s = length(%s);" % (ln, classes[newcls][0][0]))
+                    env.append((ln, "i64"))
+            elif k < 0.65:
                 src, et = r.choice(arrays)
                 name = self.fresh("s")
                 if et in NUM and r.random() < 0.6:
@@ -146,60 +174,49 @@ class Gen:
                     acc = r.choice(NUM)
                     a, x = self.fresh("a"), self.fresh("e")
                     wenv = env + [(a + ".0", acc), (a + ".1", "i64"), (x, et)]
-                    body = "(%s, %s.1 + i64(%s))" % (self.expr(acc, wenv, arrays, 3), a, x if et != "f32" and et != "f64" else "floor(%s)" % x)
+                    body = "(%s, %s.1 + i64(%s))" % (self.expr(acc, wenv, all_arrays(), 3), a, x if et != "f32" and et != "f64" else "floor(%s)" % x)
                     lines.append("let %s = fold(|%s, %s| %s, (%s, 0), %s);" % (name, a, x, body, self.lit(acc, True), src))
                     env += [(name + ".0", acc), (name + ".1", "i64")]
                 folds.append(name)
-            elif k < 0.7:
+            elif k < 0.8:
                 name = self.fresh("g")
                 t = r.choice(ALL)
                 i = self.fresh("i")
                 if scal and r.random() < 0.3:
-                    lines.append("let %s = generate(k, |%s| %s);" % (name, i, self.expr(t, env + [(i, "i64")], arrays, 3)))
-                    rigid.append((name, t))
+                    lines.append("let %s = generate(k, |%s| %s);" % (name, i, self.expr(t, env + [(i, "i64")], all_arrays(), 3)))
+                    classes.setdefault("k", []).append((name, t))
                 else:
                     base = r.choice(arrays)[0]
                     if r.random() < 0.3:
                         lines.append("let %s = iota(length(%s));" % (name, base))
                         t = "i64"
                     else:
-                        lines.append("let %s = generate(length(%s), |%s| %s);" % (name, base, i, self.expr(t, env + [(i, "i64")], arrays, 3)))
+                        lines.append("let %s = generate(length(%s), |%s| %s);" % (name, base, i, self.expr(t, env + [(i, "i64")], all_arrays(), 3)))
                     arrays.append((name, t))
-            elif k < 0.85 and rigid:
-                ins = r.sample(rigid, r.randint(1, min(2, len(rigid))))
-                ps = [self.fresh("y") for _ in ins]
-                t = r.choice(ALL)
-                name = self.fresh("r")
-                lines.append("let %s = map(|%s| %s, %s);" % (name, ", ".join(ps), self.expr(t, env + list(zip(ps, [e for _, e in ins])), arrays, 2), ", ".join(n for n, _ in ins)))
-                rigid.append((name, t))
             else:
                 t = r.choice(ALL)
                 name = self.fresh("c")
-                lines.append("let %s = %s;" % (name, self.expr(t, env, arrays, 3)))
+                lines.append("let %s = %s;" % (name, self.expr(t, env, all_arrays(), 3)))
                 env.append((name, t))
-        pool = arrays[nparams:] + rigid
+        pool = [a for a in all_arrays() if a not in params]
         outs = r.sample(pool, min(len(pool), r.randint(1, 3)))
         sc = [n for n, _ in env if n != "k"]
         if sc:
             outs += [(n, None) for n in r.sample(sc, min(len(sc), r.randint(0, 2)))]
         if not outs:
-            outs = [(arrays[0][0], None)]
-        types = {n: t for n, t in params + arrays + rigid}
+            outs = [(params[0][0], None)]
+        arr_types = {n: t for n, t in all_arrays()}
+        types = dict(arr_types)
         types.update({n: t for n, t in env})
 
         def ty_of(n):
-            t = types[n]
-            return "[%s]" % t if any(n == a for a, _ in params + arrays + rigid) else t
-
-        # Name tuple components of tuple folds through the fold's name.
-        def expr_of(n):
-            return n
+            return "[%s]" % types[n] if n in arr_types else types[n]
         ret = [ty_of(n) for n, _ in outs]
         sig = ", ".join(["%s: [%s]" % p for p in params] + ["k: i64" for _ in scal])
         if len(outs) == 1:
-            rt, rv = ret[0], expr_of(outs[0][0])
+            rt, rv = ret[0], outs[0][0]
         else:
-            rt, rv = "(%s)" % ", ".join(ret), "(%s)" % ", ".join(expr_of(n) for n, _ in outs)
+            rt, rv = "(%s)" % ", ".join(ret), "(%s)" % ", ".join(n for n, _ in outs)
         src = "export fn f(%s) -> %s {\n    %s\n    %s\n}\n" % (sig, rt, "\n    ".join(lines), rv)
         return src, params, scal
 

@@ -4,6 +4,7 @@
 
 pub mod greedy;
 pub mod ilp;
+pub mod pairs;
 
 use afc_ir::cluster::Clustering;
 use afc_ir::graph::DepGraph;
@@ -21,9 +22,18 @@ pub enum FusionMode {
     Ilp,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum IlpModel {
+    /// One variable per edge and per sibling pair (papers/002): the default.
+    Edge,
+    /// One variable per pair of nodes with the paper's cost model (papers/000).
+    Pairs,
+}
+
 #[derive(Clone, Debug)]
 pub struct ClusterConfig {
     pub mode: FusionMode,
+    pub model: IlpModel,
     /// Seconds CBC may spend on one function before its best solution is used.
     pub time_limit: f64,
 }
@@ -37,8 +47,35 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &ClusterConfig) -> Clustering {
             Clustering { clusters, how: "none".into() }
         }
         FusionMode::Greedy => greedy::cluster(f, g),
-        FusionMode::Ilp => ilp::cluster(f, g, cfg.time_limit),
+        FusionMode::Ilp => match cfg.model {
+            IlpModel::Edge => ilp::cluster(f, g, cfg.time_limit),
+            IlpModel::Pairs => pairs::cluster(f, g, cfg.time_limit),
+        },
     }
+}
+
+/// Splits groups into the connected components of edges and shared reads
+/// between their members (decision 8): one iteration space each.
+pub fn split_components(_f: &Function, g: &DepGraph, groups: Vec<Vec<NodeId>>) -> Vec<Vec<NodeId>> {
+    let sib = g.siblings();
+    let mut out = vec![];
+    for members in groups {
+        let mut u = Groups::new(g.len());
+        for (i, a) in members.iter().enumerate() {
+            for b in &members[i + 1..] {
+                let linked = g.edge(*a, *b).is_some() || g.edge(*b, *a).is_some() || sib.contains_key(&((*a).min(*b), (*a).max(*b)));
+                if linked {
+                    u.union(a.0 as usize, b.0 as usize);
+                }
+            }
+        }
+        let mut comps: indexmap::IndexMap<usize, Vec<NodeId>> = indexmap::IndexMap::new();
+        for a in &members {
+            comps.entry(u.find(a.0 as usize)).or_default().push(*a);
+        }
+        out.extend(comps.into_values());
+    }
+    out
 }
 
 /// Orders groups of nodes so that every edge goes forward; among groups that

@@ -76,11 +76,7 @@ pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
         }
         let mut e = Elab::new(&items);
         match e.function(it) {
-            Ok(f) => {
-                if it.exported {
-                    out.functions.push(f)
-                }
-            }
+            Ok(f) => out.functions.push(f),
             Err(d) => diags.push(d),
         }
     }
@@ -1026,7 +1022,7 @@ impl<'a> Elab<'a> {
             let p = vars[l.var.0 as usize].ty.prim();
             consts.insert(l.var, literal_const(&l.lit, l.negated, p, l.span)?);
         }
-        let mut f = Function { name: it.name.name.clone(), span: it.span, params, results, items, nodes: std::mem::take(&mut self.nodes), vars, same_size: std::mem::take(&mut self.same_size) };
+        let mut f = Function { name: it.name.name.clone(), exported: it.exported, span: it.span, params, results, items, nodes: std::mem::take(&mut self.nodes), vars, same_size: std::mem::take(&mut self.same_size) };
         fix_literals(&mut f, &consts);
         propagate_copies(&mut f);
         Ok(f)

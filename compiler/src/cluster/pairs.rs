@@ -1,0 +1,166 @@
+//! The all-pairs ILP of papers/000 (Fig. 1.14): a fusion variable for every
+//! pair of nodes that could share a cluster, concestor constraints for
+//! pairs of different iteration sizes, the fusion-preventing-path
+//! optimisation, and the paper's cost model (weights N², N and 1). Behind
+//! `--ilp-model=pairs`: for small programs and to reproduce the paper; the
+//! edge-local model (ilp.rs) is the default because this one grows
+//! quadratically (DESIGN.md decision 5).
+
+use super::{order_clusters, Groups};
+use afc_ir::cluster::{verify, Clustering};
+use afc_ir::graph::DepGraph;
+use afc_ir::labelled::{Function, NodeId};
+use afc_ir::lp::{Lp, LpVar, SolveStatus};
+use indexmap::IndexMap;
+
+pub struct PairsModel {
+    pub lp: Lp,
+    /// `x_i_j` (1 = not fused) for the pairs that may fuse; other pairs are never fused.
+    pub x: IndexMap<(NodeId, NodeId), LpVar>,
+}
+
+fn key(a: NodeId, b: NodeId) -> (NodeId, NodeId) {
+    (a.min(b), a.max(b))
+}
+
+/// Builds the model of papers/000 Fig. 1.14 for one function.
+pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
+    let mut lp = Lp::default();
+    let nodes: Vec<NodeId> = g.nodes().collect();
+    let n = nodes.len() as f64;
+    lp.comments.push(format!("clustering ILP of fn {} (all-pairs model of papers/000 Fig. 1.14)", f.name));
+    for a in &nodes {
+        lp.comments.push(format!("node {} = {} '{}'", a.0, f.node(*a).combinator(), f.node(*a).name));
+    }
+    let pi: Vec<LpVar> = nodes.iter().map(|a| lp.var(format!("pi_{}", a.0), 0.0, n, false)).collect();
+    let p = |a: NodeId| pi[a.0 as usize];
+    let possible = |a: NodeId, b: NodeId| !g.preventing_path(a, b) && !g.preventing_path(b, a);
+    let sizes = &g.sizes;
+
+    // Which pairs get a variable: possible, and (for different iteration
+    // sizes) possible' — their concestors exist and could fuse with them.
+    let mut x: IndexMap<(NodeId, NodeId), LpVar> = IndexMap::new();
+    let mut conc: IndexMap<(NodeId, NodeId), (NodeId, NodeId)> = IndexMap::new();
+    for (i, a) in nodes.iter().enumerate() {
+        for b in &nodes[i + 1..] {
+            let (a, b) = (*a, *b);
+            let preventing = matches!(g.edge(a, b), Some(e) if !e.is_fusible()) || matches!(g.edge(b, a), Some(e) if !e.is_fusible());
+            if preventing || !possible(a, b) {
+                continue;
+            }
+            if sizes.of_node(a) != sizes.of_node(b) {
+                let Some((ca, cb)) = sizes.concestors(a, b) else { continue };
+                let ok = possible(ca, a) && possible(cb, b) && possible(ca, cb);
+                if !ok {
+                    continue;
+                }
+                conc.insert((a, b), (ca, cb));
+            }
+            x.insert((a, b), lp.binary(format!("x_{}_{}", a.0, b.0)));
+        }
+    }
+    // Precedence: fused nodes share a position; an edge goes forward.
+    for (&(a, b), &v) in &x {
+        match (g.edge(a, b), g.edge(b, a)) {
+            (Some(_), _) => {
+                lp.row(format!("edge_lo_{}_{}", a.0, b.0), vec![(v, 1.0), (p(b), -1.0), (p(a), 1.0)], f64::NEG_INFINITY, 0.0);
+                lp.row(format!("edge_hi_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (v, -n)], f64::NEG_INFINITY, 0.0);
+            }
+            (None, Some(_)) => {
+                lp.row(format!("edge_lo_{}_{}", b.0, a.0), vec![(v, 1.0), (p(a), -1.0), (p(b), 1.0)], f64::NEG_INFINITY, 0.0);
+                lp.row(format!("edge_hi_{}_{}", b.0, a.0), vec![(p(a), 1.0), (p(b), -1.0), (v, -n)], f64::NEG_INFINITY, 0.0);
+            }
+            (None, None) => {
+                lp.row(format!("pair_lo_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (v, n)], 0.0, f64::INFINITY);
+                lp.row(format!("pair_hi_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (v, -n)], f64::NEG_INFINITY, 0.0);
+            }
+        }
+    }
+    for (a, b, e) in g.edges() {
+        if !e.is_fusible() {
+            lp.row(format!("prevent_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0)], 1.0, f64::INFINITY);
+        }
+    }
+    // Concestors: a and b are no more fused than each with its concestor
+    // and the two concestors with each other.
+    for (&(a, b), &(ca, cb)) in &conc {
+        let v = x[&(a, b)];
+        for (u, w) in [(a, ca), (b, cb), (ca, cb)] {
+            if u == w || key(u, w) == (a, b) {
+                continue;
+            }
+            match x.get(&key(u, w)) {
+                Some(&xu) => lp.row(format!("conc_{}_{}_{}_{}", a.0, b.0, u.0, w.0), vec![(xu, 1.0), (v, -1.0)], f64::NEG_INFINITY, 0.0),
+                // The pair can never fuse, so neither can a and b.
+                None => lp.row(format!("conc_{}_{}_{}_{}", a.0, b.0, u.0, w.0), vec![(v, 1.0)], 1.0, 1.0),
+            }
+        }
+    }
+    // Contraction: c_i = 0 only if every consumer of i's array is fused with it.
+    let mut c: IndexMap<NodeId, LpVar> = IndexMap::new();
+    for a in &nodes {
+        if f.var(f.node(*a).outputs()[0]).ty.is_array() {
+            c.insert(*a, lp.binary(format!("c_{}", a.0)));
+        }
+    }
+    for (a, b, e) in g.edges() {
+        if let Some(&ca) = c.get(&a) {
+            match x.get(&key(a, b)) {
+                Some(&v) if e.is_fusible() => lp.row(format!("contract_{}_{}", a.0, b.0), vec![(v, 1.0), (ca, -1.0)], f64::NEG_INFINITY, 0.0),
+                _ => lp.row(format!("contract_{}_{}", a.0, b.0), vec![(ca, 1.0)], 1.0, f64::INFINITY),
+            }
+        }
+    }
+    // Objective (Fig. 1.12): N² for pairs joined by an edge or sharing an
+    // input, 1 otherwise; N per uncontracted array.
+    let shares = |a: NodeId, b: NodeId| {
+        let ia = f.node(a).streamed_inputs();
+        f.node(b).streamed_inputs().iter().any(|v| ia.contains(v))
+    };
+    let mut obj = vec![];
+    for (&(a, b), &v) in &x {
+        let w = if g.edge(a, b).is_some() || g.edge(b, a).is_some() || shares(a, b) { n * n } else { 1.0 };
+        obj.push((v, w));
+    }
+    for v in c.values() {
+        obj.push((*v, n));
+    }
+    lp.objective = obj;
+    PairsModel { lp, x }
+}
+
+/// Solves the all-pairs model; clusters are the nodes joined by `x = 0`,
+/// split into connected components (decision 8).
+pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
+    if g.is_empty() {
+        return Clustering { clusters: vec![], how: "ilp (pairs): empty".into() };
+    }
+    let m = model(f, g);
+    let sol = afc_cluster_cbc::solve(&m.lp, time_limit);
+    let how = match sol.status {
+        SolveStatus::Optimal => "ilp (pairs): optimal",
+        SolveStatus::Feasible => "ilp (pairs): time limit reached, best solution found used",
+        SolveStatus::None => {
+            let mut c = super::greedy::cluster(f, g);
+            c.how = "ilp (pairs): no solution within the time limit, greedy clustering used".into();
+            return c;
+        }
+    };
+    let mut groups = Groups::new(g.len());
+    for (&(a, b), &v) in &m.x {
+        if !sol.is_one(v) {
+            groups.union(a.0 as usize, b.0 as usize);
+        }
+    }
+    let clusters = super::split_components(f, g, groups.groups());
+    let clusters = order_clusters(f, g, clusters).unwrap_or_else(|| {
+        eprintln!("internal compiler error: the all-pairs ILP's clusters are cyclic\n{}", m.lp.to_lp_format());
+        std::process::exit(70)
+    });
+    let c = Clustering { clusters, how: format!("{} (objective {})", how, sol.objective) };
+    if let Err(e) = verify(f, g, &c) {
+        eprintln!("internal compiler error: all-pairs ILP solution fails its check: {}\n{}", e, m.lp.to_lp_format());
+        std::process::exit(70);
+    }
+    c
+}
