@@ -91,6 +91,45 @@ impl Sizes {
     }
 }
 
+/// The function's size scheme (papers/000 §1.3.1, generalisation): the
+/// parameters' sizes universally quantified, the results' rigid sizes
+/// existentially, e.g. `∀n0. ∃n1. (xs: n0) -> (out0: n0, out1: n1)`.
+pub fn scheme(f: &Function, s: &Sizes) -> String {
+    use crate::labelled::Operand;
+    let size_of = |l: &crate::labelled::Leaf| match l.value {
+        Operand::Var(v) => s.of_array.get(&v).copied(),
+        _ => None,
+    };
+    let mut forall: Vec<u32> = vec![];
+    let mut exists: Vec<u32> = vec![];
+    let mut ins = vec![];
+    for l in &f.params {
+        match size_of(l) {
+            Some(c) => {
+                if !forall.contains(&c.0) {
+                    forall.push(c.0);
+                }
+                ins.push(format!("{}: n{}", l.c_name, c.0));
+            }
+            None => ins.push(l.c_name.clone()),
+        }
+    }
+    let mut outs = vec![];
+    for l in &f.results {
+        match size_of(l) {
+            Some(c) => {
+                if !forall.contains(&c.0) && !exists.contains(&c.0) {
+                    exists.push(c.0);
+                }
+                outs.push(format!("{}: n{}", l.c_name, c.0));
+            }
+            None => outs.push(l.c_name.clone()),
+        }
+    }
+    let q = |k: &str, v: &[u32]| if v.is_empty() { String::new() } else { format!("{}{}. ", k, v.iter().map(|c| format!("n{}", c)).collect::<Vec<_>>().join(" ")) };
+    format!("{}{}({}) -> ({})", q("∀", &forall), q("∃", &exists), ins.join(", "), outs.join(", "))
+}
+
 /// `--emit=sizes`: each size class, each array's size, each node's iteration size.
 pub fn print(f: &Function, s: &Sizes) -> String {
     let mut out = String::new();
@@ -109,6 +148,7 @@ pub fn print(f: &Function, s: &Sizes) -> String {
         };
         let _ = writeln!(out, "  size n{}: {}{}", i, what, parent);
     }
+    let _ = writeln!(out, "  scheme: {}", scheme(f, s));
     for (v, c) in &s.of_array {
         let _ = writeln!(out, "  %{}: [n{}]", f.var_name(*v), c.0);
     }

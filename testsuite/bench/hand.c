@@ -20,3 +20,16 @@ void hand_diag(const double *restrict xs, int64_t n, double *restrict ys, double
         zs[i] = y * y;
     }
 }
+
+void hand_normalize2(const double *restrict xs, int64_t n, double *restrict ys1, double *restrict ys2) {
+    double sum1 = 0.0, sum2 = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = xs[i];
+        sum1 += x;
+        if (x > 0.0) sum2 += x;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        ys1[i] = xs[i] / sum1;
+        ys2[i] = xs[i] / sum2;
+    }
+}

@@ -12,9 +12,11 @@
 DECL(normalizeInc, afc_f64_1d, afc_f64_1d *)
 DECL(dotp, afc_f64_1d, afc_f64_1d, double *)
 DECL(diag, afc_f64_1d, afc_f64_1d *, afc_f64_1d *)
+DECL(normalize2, afc_f64_1d, afc_f64_1d *, afc_f64_1d *)
 void hand_normalizeInc(const double *, int64_t, double *);
 double hand_dotp(const double *, const double *, int64_t);
 void hand_diag(const double *, int64_t, double *, double *);
+void hand_normalize2(const double *, int64_t, double *, double *);
 
 static double now(void) {
     struct timespec t;
@@ -67,6 +69,12 @@ int main(int argc, char **argv) {
     TIME(f, { afc_f64_1d a = {o1, {N}}, b = {o2, {N}}; if (diag_fused(X, &a, &b)) abort(); });
     TIME(u, { afc_f64_1d a = {o1, {N}}, b = {o2, {N}}; if (diag_unfused(X, &a, &b)) abort(); });
     report("diag", h, f, u);
+
+    for (int64_t i = 0; i < N; i++) xs[i] = (double)(i % 1000) / 7.0 - 50.0;
+    TIME(h, hand_normalize2(xs, N, o1, o2));
+    TIME(f, { afc_f64_1d a = {o1, {N}}, b = {o2, {N}}; if (normalize2_fused(X, &a, &b)) abort(); });
+    TIME(u, { afc_f64_1d a = {o1, {N}}, b = {o2, {N}}; if (normalize2_unfused(X, &a, &b)) abort(); });
+    report("normalize2", h, f, u);
 
     if (sink == 42.0) printf("\n");
     return 0;
