@@ -91,3 +91,22 @@ fn every_mode_gives_a_legal_clustering() {
         }
     }
 }
+
+#[test]
+fn the_all_pairs_model_gives_legal_clusterings_no_better_than_the_optimum() {
+    let mut rng = Rng(7);
+    for _ in 0..40 {
+        let n = 2 + rng.below(5);
+        let src = random_program(&mut rng, n);
+        let stages = compile(&src, FusionMode::Ilp);
+        let fs = &stages.functions[0];
+        let (f, g) = (&fs.labelled, &fs.graph);
+        // pairs::cluster verifies its clustering (an internal error otherwise).
+        let c = afc::cluster::pairs::cluster(f, g, 20.0);
+        verify(f, g, &c).unwrap();
+        // Under the edge-local objective it cannot beat the edge-local optimum.
+        let model = afc::cluster::ilp::model(f, g);
+        let cost = |c: &Clustering| model.lp.value_of(&model.assignment(f, g, c));
+        assert!(cost(&fs.clustering) <= cost(&c) + 1e-6, "{}", src);
+    }
+}
