@@ -137,6 +137,8 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
         // Captured scalars and indexed arrays: the producer must finish first.
         let mut indexed = IndexSet::new();
         indexed_in(&node.lambda().body, &mut indexed);
+        // A gather's source and a force's input are read whole, from memory.
+        indexed.extend(node.whole_inputs().iter().copied());
         let mut deps: IndexMap<NodeId, String> = IndexMap::new();
         for v in node.uses_outside_stream() {
             if f.var(v).ty.is_array() && !indexed.contains(&v) {
@@ -158,7 +160,13 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
             }
         }
         for (p, reason) in deps {
-            let v = node.uses_outside_stream().into_iter().next().unwrap();
+            let reason = match &node.kind {
+                NodeKind::Force { .. } if node.whole_inputs().iter().any(|v| producer[v.0 as usize] == Some(p)) => {
+                    format!("force of '{}'", f.node(p).name)
+                }
+                _ => reason,
+            };
+            let v = node.uses_outside_stream().into_iter().find(|v| producer[v.0 as usize] == Some(p)).unwrap_or_else(|| node.uses_outside_stream()[0]);
             add(&mut graph, p, c, EdgeKind::Preventing { reason }, v);
         }
         for x in node.streamed_inputs() {

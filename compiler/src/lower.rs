@@ -64,6 +64,29 @@ pub fn lower(
                 LoopBody::OneToOne { name: node.name.clone(), reads: inputs.clone(), f: lam(l), outs: outputs.clone() }
             }
             NodeKind::Generate { f: l, outputs, .. } => LoopBody::FromIndex { name: node.name.clone(), f: lam(l), outs: outputs.clone() },
+            NodeKind::Scan { dir, op, init, inputs, outputs } => LoopBody::Scan {
+                name: node.name.clone(),
+                dir: *dir,
+                init: init.clone(),
+                reads: inputs.clone(),
+                op: lam(op),
+                outs: outputs.clone(),
+            },
+            NodeKind::Reverse { inputs, outputs, .. } => {
+                LoopBody::Reverse { name: node.name.clone(), reads: inputs.clone(), outs: outputs.clone() }
+            }
+            // A force is a copy read from memory: its input is manifest, made
+            // by an earlier cluster; its output fuses with its consumers.
+            NodeKind::Force { f: l, inputs, outputs } => {
+                LoopBody::OneToOne { name: node.name.clone(), reads: inputs.clone(), f: lam(l), outs: outputs.clone() }
+            }
+            NodeKind::Gather { index, source, outputs, .. } => LoopBody::Gather {
+                name: node.name.clone(),
+                index: *index,
+                source: source.clone(),
+                outs: outputs.clone(),
+                span: node.span,
+            },
             NodeKind::Filter { p, inputs, outputs, count } => LoopBody::Filter {
                 name: node.name.clone(),
                 reads: inputs.clone(),
@@ -80,12 +103,17 @@ pub fn lower(
             },
         }
     };
-    fn body(t: &FusionTree, leaf: &dyn Fn(NodeId) -> LoopBody) -> Body {
+    let orders = afc_ir::cluster::orders(f, g, c).expect("clusterings are checked before lowering");
+    let leaf_order = |n: NodeId| -> (LoopBody, u8) { (leaf(n), orders[n.0 as usize]) };
+    fn body(t: &FusionTree, leaf: &dyn Fn(NodeId) -> (LoopBody, u8)) -> Body {
         match t {
-            FusionTree::Leaf(n) => Body::Leaf(leaf(*n)),
+            FusionTree::Leaf(n) => {
+                let (l, o) = leaf(*n);
+                Body::Leaf(l, o)
+            }
             // A filter fused with its consumers guards them.
             FusionTree::Vertical { via, first, then } | FusionTree::Diagonal { via, first, then }
-                if matches!(**first, FusionTree::Leaf(n) if matches!(leaf(n), LoopBody::Filter { .. })) =>
+                if matches!(**first, FusionTree::Leaf(n) if matches!(leaf(n).0, LoopBody::Filter { .. })) =>
             {
                 Body::When { temps: via.clone(), filter: Box::new(body(first, leaf)), then: Box::new(body(then, leaf)) }
             }
@@ -126,7 +154,7 @@ pub fn lower(
         let first = members[0];
         let index = VarId(vars.len() as u32);
         vars.push(VarInfo { name: "i".into(), ty: VarTy::Scalar(afc_ir::types::Prim::I64), span: f.node(first).span });
-        let b = body(t, &leaf);
+        let b = body(t, &leaf_order);
         let mut stores = vec![];
         for l in b.leaves() {
             for o in l.element_outs() {

@@ -45,6 +45,65 @@ impl Clustering {
     }
 }
 
+/// The traversal order of every node (0 = left to right, 1 = right to left;
+/// papers/002 §3.3) such that each edge inside a cluster connects a
+/// producer's output order to the same read order of its consumer, and
+/// every node's required order holds; `Err` if no such orders exist.
+/// Free components run left to right.
+pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u8>, String> {
+    let of = c.cluster_of();
+    let n = g.len();
+    // Constraints o_a + o_b ≡ parity between nodes of one cluster.
+    let mut adj: Vec<Vec<(usize, u8)>> = vec![vec![]; n];
+    for (a, b, e) in g.edges() {
+        if of[&a] == of[&b] && e.is_fusible() {
+            let parity = f.node(b).flips_order() as u8;
+            adj[a.0 as usize].push((b.0 as usize, parity));
+            adj[b.0 as usize].push((a.0 as usize, parity));
+        }
+    }
+    let mut order: Vec<Option<u8>> = vec![None; n];
+    // Start from nodes with a required order, then the rest (free: 0).
+    let mut starts: Vec<usize> = (0..n).filter(|i| f.node(NodeId(*i as u32)).fixed_order().is_some()).collect();
+    starts.extend((0..n).filter(|i| f.node(NodeId(*i as u32)).fixed_order().is_none()));
+    for s in starts {
+        if order[s].is_some() {
+            continue;
+        }
+        order[s] = Some(f.node(NodeId(s as u32)).fixed_order().unwrap_or(0));
+        let mut stack = vec![s];
+        while let Some(a) = stack.pop() {
+            let oa = order[a].unwrap();
+            for &(b, parity) in &adj[a] {
+                let want = oa ^ parity;
+                match order[b] {
+                    None => {
+                        order[b] = Some(want);
+                        stack.push(b);
+                    }
+                    Some(ob) if ob != want => {
+                        return Err(format!(
+                            "'{}' and '{}' need opposite traversal orders in one cluster",
+                            f.node(NodeId(a as u32)).name,
+                            f.node(NodeId(b as u32)).name
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    for (i, o) in order.iter().enumerate() {
+        let node = f.node(NodeId(i as u32));
+        if let Some(req) = node.fixed_order() {
+            if *o != Some(req) {
+                return Err(format!("'{}' must run {}", node.name, if req == 0 { "left to right" } else { "right to left" }));
+            }
+        }
+    }
+    Ok(order.into_iter().map(|o| o.unwrap_or(0)).collect())
+}
+
 /// `cluster N: NAME NAME …` lines per function (LANGUAGE.md).
 pub fn print(f: &Function, c: &Clustering) -> String {
     let mut out = String::new();
@@ -75,6 +134,9 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
             return Err(format!("fusion-preventing edge '{}' -> '{}' inside cluster {}", f.node(a).name, f.node(b).name, ca));
         }
     }
+    let ord = orders(f, g, c)?;
+    let read_order = |n: NodeId| ord[n.0 as usize] ^ f.node(n).flips_order() as u8;
+    let sib = g.siblings();
     for (i, members) in c.clusters.iter().enumerate() {
         // papers/000 §1.3.6: iteration sizes may differ only down the
         // transducer forest, with every transducer on the way in the cluster.
@@ -95,17 +157,18 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
                 }
             }
         }
-        // Connectivity through fused edges and shared reads.
+        // Connectivity through fused edges and shared reads (two readers of
+        // one array in one order).
         let set: IndexSet<NodeId> = members.iter().copied().collect();
         let mut seen: IndexSet<NodeId> = IndexSet::new();
         let mut stack = vec![members[0]];
-        let sib = g.siblings();
         while let Some(n) = stack.pop() {
             if !seen.insert(n) {
                 continue;
             }
             for m in &set {
-                let linked = g.edge(n, *m).is_some() || g.edge(*m, n).is_some() || sib.contains_key(&(n.min(*m), n.max(*m)));
+                let shared = sib.contains_key(&(n.min(*m), n.max(*m))) && read_order(n) == read_order(*m);
+                let linked = g.edge(n, *m).is_some() || g.edge(*m, n).is_some() || shared;
                 if linked && !seen.contains(m) {
                     stack.push(*m);
                 }

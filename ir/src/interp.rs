@@ -221,6 +221,57 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
+        NodeKind::Scan { dir, op, init, inputs, outputs } => {
+            let len = env.array(inputs[0]).len();
+            let mut acc: Vec<Scalar> = init.iter().map(|o| env.scalar(o)).collect();
+            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| vec![acc[0]; len]).collect();
+            let order: Vec<usize> = if *dir == ScanKind::Right { (0..len).rev().collect() } else { (0..len).collect() };
+            for i in order {
+                let xs: Vec<Scalar> = inputs.iter().map(|a| env.array(*a)[i]).collect();
+                if *dir == ScanKind::Exclusive {
+                    for (o, a) in outs.iter_mut().zip(&acc) {
+                        o[i] = *a;
+                    }
+                }
+                let args: Vec<Scalar> = if *dir == ScanKind::Right { xs.iter().chain(&acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
+                acc = call(f, env, op, &args)?;
+                if *dir != ScanKind::Exclusive {
+                    for (o, a) in outs.iter_mut().zip(&acc) {
+                        o[i] = *a;
+                    }
+                }
+            }
+            for (o, v) in outputs.iter().zip(outs) {
+                env.slots[o.0 as usize] = Slot::A(v);
+            }
+        }
+        NodeKind::Reverse { inputs, outputs, .. } | NodeKind::Force { inputs, outputs, .. } => {
+            let rev = matches!(n.kind, NodeKind::Reverse { .. });
+            for (i, o) in inputs.iter().zip(outputs) {
+                let mut v = env.array(*i).clone();
+                if rev {
+                    v.reverse();
+                }
+                env.slots[o.0 as usize] = Slot::A(v);
+            }
+        }
+        NodeKind::Gather { index, source, outputs, .. } => {
+            let is = env.array(*index).clone();
+            let len = env.array(source[0]).len() as i64;
+            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| Vec::with_capacity(is.len())).collect();
+            for i in is {
+                let i = i.as_i64();
+                if i < 0 || i >= len {
+                    return Err(RuntimeError { kind: ErrorKind::IndexOutOfRange { index: i, len }, span: n.span });
+                }
+                for (o, s) in outs.iter_mut().zip(source) {
+                    o.push(env.array(*s)[i as usize]);
+                }
+            }
+            for (o, v) in outputs.iter().zip(outs) {
+                env.slots[o.0 as usize] = Slot::A(v);
+            }
+        }
         NodeKind::Fold { op, init, inputs, outputs } => {
             let len = env.array(inputs[0]).len();
             let mut acc: Vec<Scalar> = init.iter().map(|o| env.scalar(o)).collect();

@@ -203,6 +203,38 @@ pub enum NodeKind {
     /// size, known once the filter has run). A transducer: its consumers
     /// iterate at the sub-rate `count`.
     Filter { p: Lambda, inputs: Vec<VarId>, outputs: Vec<VarId>, count: VarId },
+    /// A scan over `inputs` from `init`: `scanl`, `prescanl` or `scanr`.
+    /// The lambda's parameters are as the user wrote them: accumulator then
+    /// element for the left scans, element then accumulator for `scanr`.
+    Scan { dir: ScanKind, op: Lambda, init: Vec<Operand>, inputs: Vec<VarId>, outputs: Vec<VarId> },
+    /// `outputs[i] = inputs[n-1-i]`; `f` is the identity on the element leaves.
+    Reverse { f: Lambda, inputs: Vec<VarId>, outputs: Vec<VarId> },
+    /// `outputs[j] = source[index[j]]`: the index array is streamed, the
+    /// source read by random access (checked). `f` is the identity.
+    Gather { f: Lambda, index: VarId, source: Vec<VarId>, outputs: Vec<VarId> },
+    /// The identity that forbids fusing the producer of `inputs` with the
+    /// consumers of `outputs`: `inputs` are manifest and read from memory.
+    Force { f: Lambda, inputs: Vec<VarId>, outputs: Vec<VarId> },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    /// `scanl`: `r[i] = z ⊕ x0 ⊕ … ⊕ xi`.
+    Inclusive,
+    /// `prescanl`: `r[i] = z ⊕ x0 ⊕ … ⊕ x(i-1)`.
+    Exclusive,
+    /// `scanr`: `r[i] = xi ⊕ … ⊕ x(n-1) ⊕ z`.
+    Right,
+}
+
+impl ScanKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanKind::Inclusive => "scanl",
+            ScanKind::Exclusive => "prescanl",
+            ScanKind::Right => "scanr",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -220,13 +252,48 @@ impl Node {
             NodeKind::Generate { .. } => "generate",
             NodeKind::Fold { .. } => "fold",
             NodeKind::Filter { .. } => "filter",
+            NodeKind::Scan { dir, .. } => dir.name(),
+            NodeKind::Reverse { .. } => "reverse",
+            NodeKind::Gather { .. } => "gather",
+            NodeKind::Force { .. } => "force",
         }
     }
     /// Arrays read element by element in iteration order (fusible inputs).
     pub fn streamed_inputs(&self) -> &[VarId] {
         match &self.kind {
-            NodeKind::Map { inputs, .. } | NodeKind::Fold { inputs, .. } | NodeKind::Filter { inputs, .. } => inputs,
+            NodeKind::Map { inputs, .. }
+            | NodeKind::Fold { inputs, .. }
+            | NodeKind::Filter { inputs, .. }
+            | NodeKind::Scan { inputs, .. }
+            | NodeKind::Reverse { inputs, .. }
+            | NodeKind::Force { inputs, .. } => inputs,
+            NodeKind::Gather { index, .. } => std::slice::from_ref(index),
             NodeKind::Generate { .. } => &[],
+        }
+    }
+    /// The traversal order the combinator requires, if any (papers/002 §3.3):
+    /// 0 = left to right, 1 = right to left. Folds combine in index order and
+    /// filters keep elements in order; `scanl`/`prescanl` run left to right,
+    /// `scanr` right to left. The others may run in either order.
+    pub fn fixed_order(&self) -> Option<u8> {
+        match &self.kind {
+            NodeKind::Fold { .. } | NodeKind::Filter { .. } => Some(0),
+            NodeKind::Scan { dir, .. } => Some(if *dir == ScanKind::Right { 1 } else { 0 }),
+            _ => None,
+        }
+    }
+    /// Does the node read its streamed input in the opposite order to the
+    /// one it produces its output in (`reverse`)?
+    pub fn flips_order(&self) -> bool {
+        matches!(self.kind, NodeKind::Reverse { .. })
+    }
+    /// Arrays the node needs complete and reads from memory (a gather's
+    /// source, a force's input), besides what its worker indexes.
+    pub fn whole_inputs(&self) -> &[VarId] {
+        match &self.kind {
+            NodeKind::Gather { source, .. } => source,
+            NodeKind::Force { inputs, .. } => inputs,
+            _ => &[],
         }
     }
     /// The arrays (or, for a fold, scalars) the node computes.
@@ -235,7 +302,11 @@ impl Node {
             NodeKind::Map { outputs, .. }
             | NodeKind::Generate { outputs, .. }
             | NodeKind::Fold { outputs, .. }
-            | NodeKind::Filter { outputs, .. } => outputs,
+            | NodeKind::Filter { outputs, .. }
+            | NodeKind::Scan { outputs, .. }
+            | NodeKind::Reverse { outputs, .. }
+            | NodeKind::Gather { outputs, .. }
+            | NodeKind::Force { outputs, .. } => outputs,
         }
     }
     /// Every variable the node defines: its outputs and a filter's count.
@@ -248,29 +319,38 @@ impl Node {
     }
     pub fn lambda(&self) -> &Lambda {
         match &self.kind {
-            NodeKind::Map { f, .. } | NodeKind::Generate { f, .. } => f,
-            NodeKind::Fold { op, .. } => op,
+            NodeKind::Map { f, .. }
+            | NodeKind::Generate { f, .. }
+            | NodeKind::Reverse { f, .. }
+            | NodeKind::Gather { f, .. }
+            | NodeKind::Force { f, .. } => f,
+            NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } => op,
             NodeKind::Filter { p, .. } => p,
         }
     }
     pub fn lambda_mut(&mut self) -> &mut Lambda {
         match &mut self.kind {
-            NodeKind::Map { f, .. } | NodeKind::Generate { f, .. } => f,
-            NodeKind::Fold { op, .. } => op,
+            NodeKind::Map { f, .. }
+            | NodeKind::Generate { f, .. }
+            | NodeKind::Reverse { f, .. }
+            | NodeKind::Gather { f, .. }
+            | NodeKind::Force { f, .. } => f,
+            NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } => op,
             NodeKind::Filter { p, .. } => p,
         }
     }
     /// Scalar operands outside the worker (sizes, initial values).
     pub fn scalar_args(&self) -> Vec<Operand> {
         match &self.kind {
-            NodeKind::Map { .. } | NodeKind::Filter { .. } => vec![],
+            NodeKind::Map { .. } | NodeKind::Filter { .. } | NodeKind::Reverse { .. } | NodeKind::Gather { .. } | NodeKind::Force { .. } => vec![],
             NodeKind::Generate { size, .. } => vec![*size],
-            NodeKind::Fold { init, .. } => init.clone(),
+            NodeKind::Fold { init, .. } | NodeKind::Scan { init, .. } => init.clone(),
         }
     }
     /// Every variable of the enclosing function the node uses other than streamed inputs.
     pub fn uses_outside_stream(&self) -> Vec<VarId> {
         let mut v: Vec<VarId> = self.lambda().captures.clone();
+        v.extend(self.whole_inputs());
         for o in self.scalar_args() {
             if let Operand::Var(x) = o {
                 v.push(x);
@@ -484,6 +564,20 @@ pub fn print_node(f: &Function, id: NodeId, indent: usize, out: &mut String) {
                 writeln!(out, "{}node {} \"{}\": {} = fold(({}), {})", pad, id.0, n.name, outs, i.join(", "), vars(f, inputs));
             print_lambda(f, op, indent + 1, out);
         }
+        NodeKind::Scan { dir, op, init, inputs, .. } => {
+            let i: Vec<String> = init.iter().map(|o| f.operand(o)).collect();
+            let _ = writeln!(out, "{}node {} \"{}\": {} = {}(({}), {})", pad, id.0, n.name, outs, dir.name(), i.join(", "), vars(f, inputs));
+            print_lambda(f, op, indent + 1, out);
+        }
+        NodeKind::Reverse { inputs, .. } => {
+            let _ = writeln!(out, "{}node {} \"{}\": {} = reverse({})", pad, id.0, n.name, outs, vars(f, inputs));
+        }
+        NodeKind::Force { inputs, .. } => {
+            let _ = writeln!(out, "{}node {} \"{}\": {} = force({})", pad, id.0, n.name, outs, vars(f, inputs));
+        }
+        NodeKind::Gather { index, source, .. } => {
+            let _ = writeln!(out, "{}node {} \"{}\": {} = gather(%{}, {})", pad, id.0, n.name, outs, f.var_name(*index), vars(f, source));
+        }
         NodeKind::Filter { p, inputs, count, .. } => {
             let _ = writeln!(
                 out,
@@ -601,7 +695,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
             Item::Stmt(s) => block(f, &mut defined, &Block { stmts: vec![s.clone()], results: vec![] })?,
             Item::Node(id) => {
                 let n = f.node(*id);
-                for v in n.streamed_inputs() {
+                for v in n.streamed_inputs().iter().chain(n.whole_inputs()) {
                     use_op(f, &defined, &Operand::Var(*v))?;
                     if !f.var(*v).ty.is_array() {
                         return Err(format!("node {} streams scalar %{}", n.name, f.var_name(*v)));

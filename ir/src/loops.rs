@@ -8,7 +8,7 @@
 //! this representation.
 
 use crate::diag::{SourceFile, Span};
-use crate::labelled::{self, Block, Function as LFunction, Lambda, Leaf, Operand, Stmt, VarId, VarInfo};
+use crate::labelled::{self, Block, Function as LFunction, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};
 use indexmap::{IndexMap, IndexSet};
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -36,6 +36,14 @@ pub enum LoopBody {
     /// numbered by a cursor; `count` is the cursor after the loop. A kept
     /// element of `outs` is the element of `reads` it passes through.
     Filter { name: String, reads: Vec<VarId>, p: Lambda, outs: Vec<VarId>, count: VarId },
+    /// A scan: the accumulators are set before the loop like a fold's, and
+    /// each element's output is the accumulator after (`scanl`, `scanr`) or
+    /// before (`prescanl`) combining the element.
+    Scan { name: String, dir: ScanKind, init: Vec<Operand>, reads: Vec<VarId>, op: Lambda, outs: Vec<VarId> },
+    /// The element at the mirrored index: reads `reads[n-1-i]`, writes `outs[i]`.
+    Reverse { name: String, reads: Vec<VarId>, outs: Vec<VarId> },
+    /// Streams `index`; reads `source[index[i]]` from memory (bounds-checked).
+    Gather { name: String, index: VarId, source: Vec<VarId>, outs: Vec<VarId>, span: Span },
 }
 
 impl LoopBody {
@@ -44,34 +52,53 @@ impl LoopBody {
             LoopBody::OneToOne { name, .. }
             | LoopBody::FromIndex { name, .. }
             | LoopBody::ManyToOne { name, .. }
-            | LoopBody::Filter { name, .. } => name,
+            | LoopBody::Filter { name, .. }
+            | LoopBody::Scan { name, .. }
+            | LoopBody::Reverse { name, .. }
+            | LoopBody::Gather { name, .. } => name,
         }
     }
     pub fn reads(&self) -> &[VarId] {
         match self {
-            LoopBody::OneToOne { reads, .. } | LoopBody::ManyToOne { reads, .. } | LoopBody::Filter { reads, .. } => reads,
+            LoopBody::OneToOne { reads, .. }
+            | LoopBody::ManyToOne { reads, .. }
+            | LoopBody::Filter { reads, .. }
+            | LoopBody::Scan { reads, .. }
+            | LoopBody::Reverse { reads, .. } => reads,
+            LoopBody::Gather { index, .. } => std::slice::from_ref(index),
             LoopBody::FromIndex { .. } => &[],
         }
     }
     /// Arrays whose current element the body produces.
     pub fn element_outs(&self) -> &[VarId] {
         match self {
-            LoopBody::OneToOne { outs, .. } | LoopBody::FromIndex { outs, .. } | LoopBody::Filter { outs, .. } => outs,
+            LoopBody::OneToOne { outs, .. }
+            | LoopBody::FromIndex { outs, .. }
+            | LoopBody::Filter { outs, .. }
+            | LoopBody::Scan { outs, .. }
+            | LoopBody::Reverse { outs, .. }
+            | LoopBody::Gather { outs, .. } => outs,
             LoopBody::ManyToOne { .. } => &[],
         }
     }
-    pub fn lambda(&self) -> &Lambda {
+    /// The body's worker, if it has one.
+    pub fn lambda(&self) -> Option<&Lambda> {
         match self {
-            LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } => f,
-            LoopBody::ManyToOne { op, .. } => op,
-            LoopBody::Filter { p, .. } => p,
+            LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } => Some(f),
+            LoopBody::ManyToOne { op, .. } | LoopBody::Scan { op, .. } => Some(op),
+            LoopBody::Filter { p, .. } => Some(p),
+            LoopBody::Reverse { .. } | LoopBody::Gather { .. } => None,
         }
     }
 }
 
+/// The direction a leaf runs in: 0 visits index `i` at iteration `i`, 1
+/// visits `n-1-i` (papers/002's traversal orders 0 and 1).
+pub type Order = u8;
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Body {
-    Leaf(LoopBody),
+    Leaf(LoopBody, Order),
     /// Vertical fusion: `first` runs, its elements `temps` feed `then`, and are not stored.
     Before { temps: Vec<VarId>, first: Box<Body>, then: Box<Body> },
     /// Diagonal fusion (`Before'`): as `Before`, and `temps` are also stored.
@@ -88,7 +115,7 @@ impl Body {
     /// The leaf bodies in execution order.
     pub fn leaves(&self) -> Vec<&LoopBody> {
         match self {
-            Body::Leaf(l) => vec![l],
+            Body::Leaf(l, _) => vec![l],
             Body::Before { first, then, .. }
             | Body::BeforeKeep { first, then, .. }
             | Body::Besides(first, then)
@@ -215,7 +242,42 @@ fn vars(lf: &LFunction, vs: &[VarId]) -> String {
 fn print_body(lf: &LFunction, b: &Body, index: VarId, indent: usize, out: &mut String) {
     let pad = "  ".repeat(indent);
     match b {
-        Body::Leaf(l) => match l {
+        Body::Leaf(l, 1) => {
+            let _ = writeln!(out, "{}Backwards", pad);
+            print_body(lf, &Body::Leaf(l.clone(), 0), index, indent + 1, out);
+        }
+        Body::Leaf(l, _) => match l {
+            LoopBody::Scan { name, dir, init, reads, op, outs } => {
+                let i: Vec<String> = init.iter().map(|o| lf.operand(o)).collect();
+                let _ = writeln!(
+                    out,
+                    "{}Scan \"{}\": ({}) <- {} ({}) over ({}) [%{}]",
+                    pad,
+                    name,
+                    vars(lf, outs),
+                    dir.name(),
+                    i.join(", "),
+                    vars(lf, reads),
+                    lf.var_name(index)
+                );
+                let _ = writeln!(out, "{}  |{}|", pad, vars(lf, &op.params));
+                lambda_str(lf, op, indent + 2, out);
+            }
+            LoopBody::Reverse { name, reads, outs } => {
+                let _ = writeln!(out, "{}Reverse \"{}\": ({}) <- ({}) [n-1-%{}]", pad, name, vars(lf, outs), vars(lf, reads), lf.var_name(index));
+            }
+            LoopBody::Gather { name, index: ix, source, outs, .. } => {
+                let _ = writeln!(
+                    out,
+                    "{}Gather \"{}\": ({}) <- ({})[%{}[%{}]]",
+                    pad,
+                    name,
+                    vars(lf, outs),
+                    vars(lf, source),
+                    lf.var_name(*ix),
+                    lf.var_name(index)
+                );
+            }
             LoopBody::OneToOne { name, reads, f, outs } => {
                 let _ = writeln!(out, "{}OneToOne \"{}\": ({}) <- ({}) [%{}]", pad, name, vars(lf, outs), vars(lf, reads), lf.var_name(index));
                 let _ = writeln!(out, "{}  |{}|", pad, vars(lf, &f.params));
@@ -338,11 +400,16 @@ pub fn verify(f: &Function) -> Result<(), String> {
                     return Err(format!("array %{} has no size", r.0));
                 }
             }
+            if let LoopBody::Gather { source, .. } = l {
+                if let Some(v) = source.iter().find(|v| !in_memory.contains(v)) {
+                    return Err(format!("cluster {}: '{}' gathers from %{} which is not in memory", n.cluster, l.name(), v.0));
+                }
+            }
             elements.extend(l.element_outs().iter().copied());
         }
         fn check(b: &Body, stores: &[VarId]) -> Result<(), String> {
             match b {
-                Body::Leaf(_) => Ok(()),
+                Body::Leaf(..) => Ok(()),
                 Body::Before { temps, first, then } => {
                     if let Some(t) = temps.iter().find(|t| stores.contains(t)) {
                         return Err(format!("vertically fused %{} is stored", t.0));
@@ -362,7 +429,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
                     check(b, stores)
                 }
                 Body::When { filter, then, .. } => {
-                    if !matches!(**filter, Body::Leaf(LoopBody::Filter { .. })) {
+                    if !matches!(**filter, Body::Leaf(LoopBody::Filter { .. }, 0)) {
                         return Err("a When body is not guarded by a filter".into());
                     }
                     check(filter, stores)?;

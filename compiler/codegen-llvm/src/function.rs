@@ -11,7 +11,7 @@ use crate::abi::{classify, ParamPass};
 use crate::Options;
 use afc_ir::ast::{BinOp, UnOp};
 use afc_ir::diag::Span;
-use afc_ir::labelled::{Block, Builtin, Const, Lambda, Operand, Rhs, Stmt, VarId};
+use afc_ir::labelled::{Block, Builtin, Const, Lambda, Operand, Rhs, ScanKind, Stmt, VarId};
 use afc_ir::loops::{Body, Function, LoopBody, LoopNest, SizeExpr, Step};
 use afc_ir::types::Prim;
 use indexmap::IndexMap;
@@ -35,6 +35,16 @@ pub const ERR_SIZE_MISMATCH: i32 = 3;
 pub const ERR_NEGATIVE_SIZE: i32 = 4;
 pub const ERR_OUTPUT_TOO_SMALL: i32 = 5;
 pub const ERR_OUT_OF_MEMORY: i32 = 6;
+
+/// Elements of this iteration: (array, order) to value.
+type Elems<'ctx> = HashMap<(VarId, u8), BasicValueEnum<'ctx>>;
+
+/// Where an iteration is: its index, and the last index (for order 1).
+#[derive(Clone, Copy)]
+struct Pos<'ctx> {
+    i: IntValue<'ctx>,
+    last: Option<IntValue<'ctx>>,
+}
 
 struct Gen<'a, 'ctx> {
     cx: &'ctx Context,
@@ -349,7 +359,8 @@ fn is_staged(f: &Function) -> bool {
             }
             Step::Loop(n) => {
                 for l in n.body.leaves() {
-                    if lambda_fallible(l.lambda()) {
+                    // A gather's index may be out of range.
+                    if matches!(l, LoopBody::Gather { .. }) || l.lambda().map(lambda_fallible).unwrap_or(false) {
                         return true;
                     }
                 }
@@ -893,6 +904,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // Accumulators live below the loop: set before it.
         let mut accs: HashMap<String, Vec<PointerValue<'ctx>>> = HashMap::new();
         for l in &leaves {
+            if let LoopBody::Scan { name, init, outs, .. } = l {
+                let mut slots = vec![];
+                for (r, o) in outs.iter().zip(init) {
+                    let t = reg_ty(cx, self.f.var(*r).ty.prim());
+                    let slot = self.entry_alloca(t, &format!("{}.acc", self.name(*r)))?;
+                    let v = self.operand(o);
+                    self.b.build_store(slot, v)?;
+                    slots.push(slot);
+                }
+                accs.insert(name.clone(), slots);
+            }
             if let LoopBody::ManyToOne { name, init, results, .. } = l {
                 let mut slots = vec![];
                 for (r, o) in results.iter().zip(init) {
@@ -914,7 +936,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // Base pointers of everything the nest streams or stores.
         let mut base: HashMap<VarId, PointerValue<'ctx>> = HashMap::new();
         for l in &leaves {
-            for v in l.reads().iter().chain(n.stores.iter()) {
+            let sources: &[VarId] = if let LoopBody::Gather { source, .. } = l { source } else { &[] };
+            for v in l.reads().iter().chain(n.stores.iter()).chain(sources) {
                 if (self.params.contains_key(v) || self.slots.contains_key(v)) && !base.contains_key(v) {
                     let p = self.array_ptr(*v)?;
                     base.insert(*v, p);
@@ -934,8 +957,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.b.position_at_end(body);
         self.scalars.insert(n.index, iv.into());
 
-        let mut elems: HashMap<VarId, BasicValueEnum<'ctx>> = HashMap::new();
-        self.body(&n.body, iv, &base, &mut elems, &accs, &n.stores)?;
+        let mut elems: Elems<'ctx> = HashMap::new();
+        let last = self.b.build_int_sub(extent, i64t.const_int(1, false), "last")?;
+        let pos = Pos { i: iv, last: Some(last) };
+        self.body(&n.body, pos, &base, &mut elems, &accs, &n.stores)?;
 
         let latch = self.b.get_insert_block().unwrap();
         let next = self.b.build_int_add(iv, i64t.const_int(1, false), "next")?;
@@ -972,65 +997,115 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// The current element of array `v`: a temporary of this iteration, or
     /// one load per iteration however many bodies read it (a shared read).
-    fn element(&mut self, v: VarId, i: IntValue<'ctx>, base: &HashMap<VarId, PointerValue<'ctx>>, elems: &mut HashMap<VarId, BasicValueEnum<'ctx>>) -> R<BasicValueEnum<'ctx>> {
-        if let Some(e) = elems.get(&v) {
+    fn element(&mut self, v: VarId, pos: Pos<'ctx>, order: u8, base: &HashMap<VarId, PointerValue<'ctx>>, elems: &mut Elems<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        if let Some(e) = elems.get(&(v, order)) {
             return Ok(*e);
         }
         let p = self.f.var(v).ty.prim();
         let t = mem_ty(self.cx, p);
+        let i = self.index(pos, order)?;
         let ep = unsafe { self.b.build_in_bounds_gep(t, base[&v], &[i], "p")? };
         let x = self.b.build_load(t, ep, &format!("{}.elt", self.name(v)))?;
         let x = self.from_mem(x, p)?;
-        elems.insert(v, x);
+        elems.insert((v, order), x);
         Ok(x)
+    }
+
+    /// The index visited in this iteration by a leaf of the given order.
+    fn index(&mut self, pos: Pos<'ctx>, order: u8) -> R<IntValue<'ctx>> {
+        match (order, pos.last) {
+            (1, Some(last)) => self.b.build_int_sub(last, pos.i, "mirror"),
+            _ => Ok(pos.i),
+        }
     }
 
     fn body(
         &mut self,
         b: &Body,
-        i: IntValue<'ctx>,
+        pos: Pos<'ctx>,
         base: &HashMap<VarId, PointerValue<'ctx>>,
-        elems: &mut HashMap<VarId, BasicValueEnum<'ctx>>,
+        elems: &mut Elems<'ctx>,
         accs: &HashMap<String, Vec<PointerValue<'ctx>>>,
         stores: &[VarId],
     ) -> R<()> {
         match b {
             Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
-                self.body(first, i, base, elems, accs, stores)?;
-                self.body(then, i, base, elems, accs, stores)
+                self.body(first, pos, base, elems, accs, stores)?;
+                self.body(then, pos, base, elems, accs, stores)
             }
             Body::When { filter, then, .. } => match &**filter {
-                Body::Leaf(l @ LoopBody::Filter { .. }) => self.filter(l, Some(then), i, base, elems, accs, stores),
+                Body::Leaf(l @ LoopBody::Filter { .. }, _) => self.filter(l, Some(then), pos, base, elems, accs, stores),
                 _ => unreachable!("loops::verify: When is guarded by a filter"),
             },
-            Body::Leaf(l @ LoopBody::Filter { .. }) => self.filter(l, None, i, base, elems, accs, stores),
-            Body::Leaf(l) => match l {
-                LoopBody::Filter { .. } => unreachable!(),
-                LoopBody::OneToOne { reads, f, outs, .. } => {
-                    let args = reads.iter().map(|r| self.element(*r, i, base, elems)).collect::<R<Vec<_>>>()?;
-                    let rs = self.lambda(f, &args)?;
-                    self.put(outs, rs, i, base, elems, stores)
-                }
-                LoopBody::FromIndex { f, outs, .. } => {
-                    let rs = self.lambda(f, &[i.into()])?;
-                    self.put(outs, rs, i, base, elems, stores)
-                }
-                LoopBody::ManyToOne { name, reads, op, results, .. } => {
-                    let mut args = vec![];
-                    for (r, slot) in results.iter().zip(&accs[name]) {
-                        let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
-                        args.push(self.b.build_load(t, *slot, "acc")?);
+            Body::Leaf(l @ LoopBody::Filter { .. }, _) => self.filter(l, None, pos, base, elems, accs, stores),
+            Body::Leaf(l, order) => {
+                let o = *order;
+                match l {
+                    LoopBody::Filter { .. } => unreachable!(),
+                    LoopBody::OneToOne { reads, f, outs, .. } => {
+                        let args = reads.iter().map(|r| self.element(*r, pos, o, base, elems)).collect::<R<Vec<_>>>()?;
+                        let rs = self.lambda(f, &args)?;
+                        self.put(outs, rs, pos, o, base, elems, stores)
                     }
-                    for r in reads {
-                        args.push(self.element(*r, i, base, elems)?);
+                    LoopBody::FromIndex { f, outs, .. } => {
+                        let i = self.index(pos, o)?;
+                        let rs = self.lambda(f, &[i.into()])?;
+                        self.put(outs, rs, pos, o, base, elems, stores)
                     }
-                    let rs = self.lambda(op, &args)?;
-                    for (v, slot) in rs.iter().zip(&accs[name]) {
-                        self.b.build_store(*slot, *v)?;
+                    LoopBody::Reverse { reads, outs, .. } => {
+                        // Output order o reads its input in the other order.
+                        let rs = reads.iter().map(|r| self.element(*r, pos, 1 - o, base, elems)).collect::<R<Vec<_>>>()?;
+                        self.put(outs, rs, pos, o, base, elems, stores)
                     }
-                    Ok(())
+                    LoopBody::Gather { name, index, source, outs, span } => {
+                        let k = self.element(*index, pos, o, base, elems)?.into_int_value();
+                        let len = self.size(source[0])?;
+                        let bad = self.b.build_int_compare(IntPredicate::UGE, k, len, "out_of_range")?;
+                        let msg = format!("{}: index out of range in gather '{}'", self.f.location(*span), name);
+                        self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(len))?;
+                        let mut rs = vec![];
+                        for src in source {
+                            let p = self.f.var(*src).ty.prim();
+                            let t = mem_ty(self.cx, p);
+                            let ep = unsafe { self.b.build_in_bounds_gep(t, base[src], &[k], "g")? };
+                            let x = self.b.build_load(t, ep, &format!("{}.elt", self.name(*src)))?;
+                            rs.push(self.from_mem(x, p)?);
+                        }
+                        self.put(outs, rs, pos, o, base, elems, stores)
+                    }
+                    LoopBody::Scan { name, dir, reads, op, outs, .. } => {
+                        let mut acc = vec![];
+                        for (r, slot) in outs.iter().zip(&accs[name]) {
+                            let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
+                            acc.push(self.b.build_load(t, *slot, "acc")?);
+                        }
+                        let xs = reads.iter().map(|r| self.element(*r, pos, o, base, elems)).collect::<R<Vec<_>>>()?;
+                        let args: Vec<BasicValueEnum> =
+                            if *dir == ScanKind::Right { xs.iter().chain(&acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
+                        let next = self.lambda(op, &args)?;
+                        for (v, slot) in next.iter().zip(&accs[name]) {
+                            self.b.build_store(*slot, *v)?;
+                        }
+                        let out = if *dir == ScanKind::Exclusive { acc } else { next };
+                        self.put(outs, out, pos, o, base, elems, stores)
+                    }
+                    LoopBody::ManyToOne { name, reads, op, results, .. } => {
+                        let mut args = vec![];
+                        for (r, slot) in results.iter().zip(&accs[name]) {
+                            let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
+                            args.push(self.b.build_load(t, *slot, "acc")?);
+                        }
+                        for r in reads {
+                            args.push(self.element(*r, pos, o, base, elems)?);
+                        }
+                        let rs = self.lambda(op, &args)?;
+                        for (v, slot) in rs.iter().zip(&accs[name]) {
+                            self.b.build_store(*slot, *v)?;
+                        }
+                        Ok(())
+                    }
                 }
-            },
+            }
         }
     }
 
@@ -1042,14 +1117,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         &mut self,
         l: &LoopBody,
         then: Option<&Body>,
-        i: IntValue<'ctx>,
+        pos: Pos<'ctx>,
         base: &HashMap<VarId, PointerValue<'ctx>>,
-        elems: &mut HashMap<VarId, BasicValueEnum<'ctx>>,
+        elems: &mut Elems<'ctx>,
         accs: &HashMap<String, Vec<PointerValue<'ctx>>>,
         stores: &[VarId],
     ) -> R<()> {
         let LoopBody::Filter { name, reads, p, outs, .. } = l else { unreachable!() };
-        let args = reads.iter().map(|r| self.element(*r, i, base, elems)).collect::<R<Vec<_>>>()?;
+        let args = reads.iter().map(|r| self.element(*r, pos, 0, base, elems)).collect::<R<Vec<_>>>()?;
         let keep = self.lambda(p, &args)?[0].into_int_value();
         let kept = self.cx.append_basic_block(self.func, &format!("{}.kept", name));
         let next = self.cx.append_basic_block(self.func, &format!("{}.next", name));
@@ -1059,10 +1134,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let i64t = self.cx.i64_type();
         let j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
         // Values made under the guard do not dominate what follows it.
-        let mut inner = elems.clone();
-        self.put(outs, args, j, base, &mut inner, stores)?;
+        let mut inner: Elems<'ctx> = HashMap::new();
+        // At the sub-rate, the index is the cursor (filters run left to right).
+        let sub = Pos { i: j, last: None };
+        self.put(outs, args, sub, 0, base, &mut inner, stores)?;
         if let Some(t) = then {
-            self.body(t, j, base, &mut inner, accs, stores)?;
+            self.body(t, sub, base, &mut inner, accs, stores)?;
         }
         let j1 = self.b.build_int_add(j, i64t.const_int(1, false), "j.next")?;
         self.b.build_store(cursor, j1)?;
@@ -1071,17 +1148,20 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn put(
         &mut self,
         outs: &[VarId],
         rs: Vec<BasicValueEnum<'ctx>>,
-        i: IntValue<'ctx>,
+        pos: Pos<'ctx>,
+        order: u8,
         base: &HashMap<VarId, PointerValue<'ctx>>,
-        elems: &mut HashMap<VarId, BasicValueEnum<'ctx>>,
+        elems: &mut Elems<'ctx>,
         stores: &[VarId],
     ) -> R<()> {
+        let i = self.index(pos, order)?;
         for (o, v) in outs.iter().zip(rs) {
-            elems.insert(*o, v);
+            elems.insert((*o, order), v);
             if stores.contains(o) {
                 let t = mem_ty(self.cx, self.f.var(*o).ty.prim());
                 let ep = unsafe { self.b.build_in_bounds_gep(t, base[o], &[i], "q")? };

@@ -20,6 +20,8 @@ pub struct Model {
     pub fused_edges: IndexMap<(NodeId, NodeId), LpVar>,
     pub fused_siblings: IndexMap<(NodeId, NodeId), LpVar>,
     pub manifest: IndexMap<VarId, LpVar>,
+    /// `o_N`: the traversal order of node N.
+    pub order: Vec<LpVar>,
     /// `r_V_K` with its array, reader position, the reader's edge variable
     /// (None = always reads anew) and the sibling variables of earlier readers.
     pub reads: Vec<(LpVar, Option<LpVar>, Vec<Option<LpVar>>)>,
@@ -31,16 +33,20 @@ impl Model {
     /// exhaustive tests and to explain a choice).
     pub fn assignment(&self, f: &Function, g: &DepGraph, c: &Clustering) -> Vec<f64> {
         let of = c.cluster_of();
+        let orders = afc_ir::cluster::orders(f, g, c).unwrap_or_else(|_| vec![0; g.len()]);
         let mut v = vec![0.0; self.lp.vars.len()];
         for n in g.nodes() {
             v[self.pi[n.0 as usize].0] = of[&n] as f64;
+            v[self.order[n.0 as usize].0] = orders[n.0 as usize] as f64;
         }
         let apart = |a: NodeId, b: NodeId| if of[&a] == of[&b] { 0.0 } else { 1.0 };
         for ((a, b), x) in &self.fused_edges {
             v[x.0] = apart(*a, *b);
         }
+        // Siblings share a read only in one cluster and in one order.
+        let read = |n: NodeId| orders[n.0 as usize] ^ f.node(n).flips_order() as u8;
         for ((a, b), s) in &self.fused_siblings {
-            v[s.0] = apart(*a, *b);
+            v[s.0] = if of[a] == of[b] && read(*a) == read(*b) { 0.0 } else { 1.0 };
         }
         let manifest = c.manifest(f, g);
         for (arr, m) in &self.manifest {
@@ -93,6 +99,51 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
         lp.row(format!("sib_lo_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (s, -n)], f64::NEG_INFINITY, 0.0);
         lp.row(format!("sib_hi_{}_{}", a.0, b.0), vec![(p(a), 1.0), (p(b), -1.0), (s, -n)], f64::NEG_INFINITY, 0.0);
         fused_siblings.insert((a, b), s);
+    }
+
+    // Traversal orders (papers/002 §4.2, restricted to 0 and 1): o_a is the
+    // order node a produces its output in; it reads its input in o_a, or
+    // 1 − o_a for a reverse. A fused edge needs the orders to meet; a
+    // shared read needs both readers to read in one order.
+    let order: Vec<LpVar> = g
+        .nodes()
+        .map(|a| {
+            let (lo, hi) = match f.node(a).fixed_order() {
+                Some(o) => (o as f64, o as f64),
+                None => (0.0, 1.0),
+            };
+            lp.var(format!("o_{}", a.0), lo, hi, true)
+        })
+        .collect();
+    // The read order of c as linear terms plus a constant.
+    let read_order = |c: NodeId| -> (Vec<(LpVar, f64)>, f64) {
+        if f.node(c).flips_order() {
+            (vec![(order[c.0 as usize], -1.0)], 1.0)
+        } else {
+            (vec![(order[c.0 as usize], 1.0)], 0.0)
+        }
+    };
+    for ((a, b), x) in &fused_edges {
+        let (rt, rc) = read_order(*b);
+        // −x ≤ o_a − read(b) ≤ x
+        let mut lo = vec![(order[a.0 as usize], 1.0), (*x, 1.0)];
+        lo.extend(rt.iter().map(|(v, c)| (*v, -c)));
+        lp.row(format!("order_lo_{}_{}", a.0, b.0), lo, rc, f64::INFINITY);
+        let mut hi = vec![(order[a.0 as usize], 1.0), (*x, -1.0)];
+        hi.extend(rt.iter().map(|(v, c)| (*v, -c)));
+        lp.row(format!("order_hi_{}_{}", a.0, b.0), hi, f64::NEG_INFINITY, rc);
+    }
+    for ((a, b), s) in &fused_siblings {
+        let (ra, ca) = read_order(*a);
+        let (rb, cb) = read_order(*b);
+        // −s ≤ read(a) − read(b) ≤ s
+        let mut lo: Vec<(LpVar, f64)> = ra.clone();
+        lo.extend(rb.iter().map(|(v, c)| (*v, -c)));
+        let mut hi = lo.clone();
+        lo.push((*s, 1.0));
+        hi.push((*s, -1.0));
+        lp.row(format!("sib_order_lo_{}_{}", a.0, b.0), lo, cb - ca, f64::INFINITY);
+        lp.row(format!("sib_order_hi_{}_{}", a.0, b.0), hi, f64::NEG_INFINITY, cb - ca);
     }
 
     // Manifest arrays: written unless every reader is fused with the producer.
@@ -183,7 +234,7 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
         "weights: traffic {} per element, intermediate array {}, unfused edge or pair {}; constant reads {}",
         w_traffic, w_manifest, w_fuse, constant_reads
     ));
-    Model { lp, pi, fused_edges, fused_siblings, manifest, reads }
+    Model { lp, pi, order, fused_edges, fused_siblings, manifest, reads }
 }
 
 /// Solves the model with CBC and reads the clustering back: the connected

@@ -96,6 +96,27 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
             }
         }
     }
+    // Traversal orders, as in the edge-local model: a fused edge needs the
+    // producer's order to be the consumer's read order.
+    let order: Vec<LpVar> = nodes
+        .iter()
+        .map(|a| {
+            let (lo, hi) = f.node(*a).fixed_order().map(|o| (o as f64, o as f64)).unwrap_or((0.0, 1.0));
+            lp.var(format!("o_{}", a.0), lo, hi, true)
+        })
+        .collect();
+    for (a, b, e) in g.edges() {
+        let Some(&v) = x.get(&key(a, b)) else { continue };
+        if !e.is_fusible() {
+            continue;
+        }
+        let (oa, ob) = (order[a.0 as usize], order[b.0 as usize]);
+        // read(b) = o_b, or 1 − o_b for a reverse.
+        let (cb, k) = if f.node(b).flips_order() { (1.0, 1.0) } else { (-1.0, 0.0) };
+        lp.row(format!("order_lo_{}_{}", a.0, b.0), vec![(oa, 1.0), (ob, cb), (v, 1.0)], k, f64::INFINITY);
+        lp.row(format!("order_hi_{}_{}", a.0, b.0), vec![(oa, 1.0), (ob, cb), (v, -1.0)], f64::NEG_INFINITY, k);
+    }
+
     // Contraction: c_i = 0 only if every consumer of i's array is fused with it.
     let mut c: IndexMap<NodeId, LpVar> = IndexMap::new();
     for a in &nodes {

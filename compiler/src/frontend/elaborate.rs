@@ -17,10 +17,11 @@ type R<T> = Result<T, Diagnostic>;
 
 /// Combinators of LANGUAGE.md that later issues compile; they are
 /// recognised (so their names are not "unknown") and rejected clearly.
-const NOT_YET: &[&str] = &[
-    "gather", "backpermute", "scatter", "permute", "scanl", "prescanl", "scanr", "cross", "reverse",
-    "transpose", "force",
-];
+const NOT_YET: &[&str] = &["scatter", "permute", "cross", "transpose"];
+
+/// The combinators this compiler turns into nodes.
+const COMBINATORS: &[&str] =
+    &["map", "generate", "iota", "fold", "filter", "scanl", "prescanl", "scanr", "reverse", "force", "gather", "backpermute"];
 
 #[derive(Clone, Debug)]
 enum Val {
@@ -93,11 +94,8 @@ pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
 
 fn is_builtin_name(n: &str) -> bool {
     Builtin::from_name(n).is_some()
-        || matches!(
-            n,
-            "map" | "zip" | "unzip" | "generate" | "iota" | "fold" | "filter" | "length" | "shape" | "select" | "i32" | "i64"
-                | "f32" | "f64"
-        )
+        || matches!(n, "zip" | "unzip" | "length" | "shape" | "select" | "i32" | "i64" | "f32" | "f64")
+        || COMBINATORS.contains(&n)
 }
 
 fn check_signature(it: &ast::Item) -> R<()> {
@@ -118,7 +116,7 @@ fn resolve_type(t: &TypeExpr) -> R<Ty> {
 
 fn unsupported(span: Span, what: &str) -> Diagnostic {
     Diagnostic::error(span, format!("{} is not supported yet", what))
-        .with_note("this compiler accepts map, zip, unzip, generate, iota, fold, filter, length and shape on rank-1 arrays")
+        .with_note("this compiler accepts map, zip, unzip, generate, iota, fold, filter, the scans, reverse, force, gather, backpermute, length and shape on rank-1 arrays")
 }
 
 struct Elab<'a> {
@@ -693,7 +691,7 @@ impl<'a> Elab<'a> {
                     _ => Err(Diagnostic::error(args[0].span, "unzip needs an array of tuples")),
                 }
             }
-            "map" | "generate" | "iota" | "fold" | "filter" => self.combinator(name, f.span, args, span),
+            _ if COMBINATORS.contains(&name) => self.combinator(name, f.span, args, span),
             _ if NOT_YET.contains(&name) => {
                 for a in args {
                     if !matches!(a.kind, ExprKind::Lambda(..) | ExprKind::Section(_)) {
@@ -879,8 +877,94 @@ impl<'a> Elab<'a> {
                 self.push_node(span, NodeKind::Filter { p, inputs, outputs, count });
                 Ok(v)
             }
+            "scanl" | "prescanl" | "scanr" => {
+                need(3)?;
+                let z = self.expr(&args[1])?;
+                if contains_array(&z) {
+                    return Err(Diagnostic::error(args[1].span, "a scan's initial value is a scalar or a tuple"));
+                }
+                let (inputs, r, elem) = self.array(&args[2], "the array scanned")?;
+                if r != 1 {
+                    return Err(unsupported(args[2].span, "scans over arrays of rank 2 or 3"));
+                }
+                let zt = self.ty_of(&z);
+                if !self.u.unify(&elem, &zt) {
+                    return Err(Diagnostic::error(
+                        args[1].span,
+                        format!("a scan's initial value has the element type: expected {}, found {}", self.u.show(&elem), self.u.show(&zt)),
+                    ));
+                }
+                let dir = match name {
+                    "scanl" => ScanKind::Inclusive,
+                    "prescanl" => ScanKind::Exclusive,
+                    _ => ScanKind::Right,
+                };
+                let (op, rty) = self.worker(&args[0], &[zt.clone(), zt.clone()], None)?;
+                if !self.u.unify(&rty, &zt) {
+                    return Err(Diagnostic::error(
+                        args[0].span,
+                        format!("the scan operator returns {}, but the elements have type {}", self.u.show(&rty), self.u.show(&zt)),
+                    ));
+                }
+                let mut init = vec![];
+                self.flatten_scalars(&z, &mut init);
+                let (outputs, v) = self.node_outputs(&zt, span)?;
+                self.push_node(span, NodeKind::Scan { dir, op, init, inputs, outputs });
+                Ok(v)
+            }
+            "reverse" | "force" => {
+                need(1)?;
+                let (inputs, r, elem) = self.array(&args[0], &format!("the argument of {}", name))?;
+                if r != 1 {
+                    return Err(unsupported(args[0].span, &format!("{} of arrays of rank 2 or 3", name)));
+                }
+                let f = self.identity(&elem, span);
+                let (outputs, v) = self.node_outputs(&elem, span)?;
+                let kind = if name == "reverse" { NodeKind::Reverse { f, inputs, outputs } } else { NodeKind::Force { f, inputs, outputs } };
+                self.push_node(span, kind);
+                Ok(v)
+            }
+            "gather" | "backpermute" => {
+                let (index, source_arg) = if name == "gather" {
+                    need(2)?;
+                    let (is, r, et) = self.array(&args[0], "a gather's index array")?;
+                    if r != 1 || is.len() != 1 || !self.u.unify(&et, &ITy::Prim(Prim::I64)) {
+                        return Err(Diagnostic::error(args[0].span, format!("a gather's indices are an array of i64, found {}", self.u.show(&ITy::Array(r, Box::new(et))))));
+                    }
+                    (is[0], &args[1])
+                } else {
+                    // backpermute(n, f, xs) = gather(generate(n, f), xs)
+                    need(3)?;
+                    let is = self.combinator("generate", name_span, &args[..2], args[0].span.to(args[1].span))?;
+                    let Val::Array { leaves, elem, .. } = is else { unreachable!() };
+                    if leaves.len() != 1 || !self.u.unify(&elem, &ITy::Prim(Prim::I64)) {
+                        return Err(Diagnostic::error(args[1].span, format!("a backpermute's index function returns i64, found {}", self.u.show(&elem))));
+                    }
+                    (leaves[0], &args[2])
+                };
+                let (source, r, elem) = self.array(source_arg, "the array gathered from")?;
+                if r != 1 {
+                    return Err(unsupported(source_arg.span, "gathering from arrays of rank 2 or 3"));
+                }
+                let f = self.identity(&elem, span);
+                let (outputs, v) = self.node_outputs(&elem, span)?;
+                self.push_node(span, NodeKind::Gather { f, index, source, outputs });
+                Ok(v)
+            }
             _ => unreachable!(),
         }
+    }
+
+    /// The identity worker on the leaves of an element type.
+    fn identity(&mut self, elem: &ITy, span: Span) -> Lambda {
+        let mut params = vec![];
+        self.rebuild(elem, &mut |s, p| {
+            let x = s.new_var("x", p.clone(), span);
+            params.push(x);
+            Val::Scalar(Operand::Var(x), p)
+        });
+        let results = params.iter().map(|p| Operand::Var(*p)).collect();
+        Lambda { params, body: Block { stmts: vec![], results }, captures: vec![] }
     }
 
     fn push_node(&mut self, span: Span, kind: NodeKind) {
@@ -1032,7 +1116,7 @@ impl<'a> Elab<'a> {
 fn principal_span(e: &Expr) -> Option<Span> {
     match &e.kind {
         ExprKind::Call(f, args) if f.name == "unzip" && args.len() == 1 => principal_span(&args[0]),
-        ExprKind::Call(f, _) if matches!(f.name.as_str(), "map" | "generate" | "iota" | "fold" | "filter") => Some(e.span),
+        ExprKind::Call(f, _) if COMBINATORS.contains(&f.name.as_str()) => Some(e.span),
         _ => None,
     }
 }
@@ -1212,6 +1296,18 @@ fn propagate_copies(f: &mut Function) {
                     NodeKind::Filter { p, inputs, .. } => {
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                         block(&mut map, &mut p.body);
+                    }
+                    NodeKind::Scan { op, init, inputs, .. } => {
+                        init.iter_mut().for_each(|o| sub(&map, o));
+                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
+                        block(&mut map, &mut op.body);
+                    }
+                    NodeKind::Reverse { inputs, .. } | NodeKind::Force { inputs, .. } => {
+                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
+                    }
+                    NodeKind::Gather { index, source, .. } => {
+                        sub_var(&map, index);
+                        source.iter_mut().for_each(|v| sub_var(&map, v));
                     }
                 }
                 let l = n.lambda_mut();
