@@ -52,7 +52,20 @@ pub fn random_program(rng: &mut Rng, n: usize) -> String {
         let idx = if !made.is_empty() && rng.chance(0.15) { format!(" + {}[0]", made[rng.below(made.len())]) } else { String::new() };
         let c = rng.below(classes.len());
         let arrays = classes[c].clone();
-        match rng.below(8) {
+        match rng.below(10) {
+            8 => {
+                let a = arrays[rng.below(arrays.len())].clone();
+                let comb = ["scanl", "scanr", "prescanl"][rng.below(3)];
+                lines.push(format!("let {} = {}((+), 0.0, {});", name, comb, a));
+                classes[c].push(name.clone());
+                made.push(name);
+            }
+            9 => {
+                let a = arrays[rng.below(arrays.len())].clone();
+                lines.push(format!("let {} = reverse({});", name, a));
+                classes[c].push(name.clone());
+                made.push(name);
+            }
             0 | 1 | 2 => {
                 let k = 1 + rng.below(3.min(arrays.len()));
                 let mut ins = vec![];

@@ -57,7 +57,7 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
             let groups: Vec<Vec<NodeId>> =
                 (0..k).map(|c| (0..p.len()).filter(|i| p[*i] == c).map(|i| NodeId(i as u32)).collect()).collect();
             let Some(clusters) = order_clusters(f, g, groups) else { continue };
-            let c = Clustering { clusters, how: "enumerated".into() };
+            let c = Clustering::new(clusters, "enumerated");
             if verify(f, g, &c).is_err() {
                 continue;
             }

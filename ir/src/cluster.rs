@@ -15,6 +15,15 @@ pub struct Clustering {
     pub clusters: Vec<Vec<NodeId>>,
     /// How it was found, for `-v` ("ilp: optimal", "greedy", …).
     pub how: String,
+    /// The traversal order of every node, when the clustering's maker chose
+    /// them (the ILP); empty to let `orders` choose.
+    pub orders: Vec<u8>,
+}
+
+impl Clustering {
+    pub fn new(clusters: Vec<Vec<NodeId>>, how: impl Into<String>) -> Clustering {
+        Clustering { clusters, how: how.into(), orders: vec![] }
+    }
 }
 
 impl Clustering {
@@ -53,29 +62,57 @@ impl Clustering {
 pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u8>, String> {
     let of = c.cluster_of();
     let n = g.len();
-    // Constraints o_a + o_b ≡ parity between nodes of one cluster.
-    let mut adj: Vec<Vec<(usize, u8)>> = vec![vec![]; n];
+    let flips = |a: usize| f.node(NodeId(a as u32)).flips_order() as u8;
+    // Hard constraints: o_a ^ o_b = parity along a fused edge.
+    let mut hard: Vec<Vec<(usize, u8)>> = vec![vec![]; n];
     for (a, b, e) in g.edges() {
         if of[&a] == of[&b] && e.is_fusible() {
-            let parity = f.node(b).flips_order() as u8;
-            adj[a.0 as usize].push((b.0 as usize, parity));
-            adj[b.0 as usize].push((a.0 as usize, parity));
+            let parity = flips(b.0 as usize);
+            hard[a.0 as usize].push((b.0 as usize, parity));
+            hard[b.0 as usize].push((a.0 as usize, parity));
+        }
+    }
+    let check = |order: &[u8]| -> Result<(), String> {
+        for a in 0..n {
+            for &(b, parity) in &hard[a] {
+                if order[a] ^ parity != order[b] {
+                    return Err(format!(
+                        "'{}' and '{}' need opposite traversal orders in one cluster",
+                        f.node(NodeId(a as u32)).name,
+                        f.node(NodeId(b as u32)).name
+                    ));
+                }
+            }
+            let node = f.node(NodeId(a as u32));
+            if let Some(req) = node.fixed_order() {
+                if order[a] != req {
+                    return Err(format!("'{}' must run {}", node.name, if req == 0 { "left to right" } else { "right to left" }));
+                }
+            }
+        }
+        Ok(())
+    };
+    if !c.orders.is_empty() {
+        check(&c.orders)?;
+        return Ok(c.orders.clone());
+    }
+    // Soft constraints: siblings in one cluster read in one order if they can.
+    let mut soft: Vec<Vec<(usize, u8)>> = vec![vec![]; n];
+    for (a, b) in g.siblings().keys() {
+        let (a, b) = (a.0 as usize, b.0 as usize);
+        if of[&NodeId(a as u32)] == of[&NodeId(b as u32)] {
+            let parity = flips(a) ^ flips(b);
+            soft[a].push((b, parity));
+            soft[b].push((a, parity));
         }
     }
     let mut order: Vec<Option<u8>> = vec![None; n];
-    // Start from nodes with a required order, then the rest (free: 0).
-    let mut starts: Vec<usize> = (0..n).filter(|i| f.node(NodeId(*i as u32)).fixed_order().is_some()).collect();
-    starts.extend((0..n).filter(|i| f.node(NodeId(*i as u32)).fixed_order().is_none()));
-    for s in starts {
-        if order[s].is_some() {
-            continue;
-        }
-        order[s] = Some(f.node(NodeId(s as u32)).fixed_order().unwrap_or(0));
+    let assign = |order: &mut Vec<Option<u8>>, s: usize, v: u8| -> Result<(), String> {
+        order[s] = Some(v);
         let mut stack = vec![s];
         while let Some(a) = stack.pop() {
-            let oa = order[a].unwrap();
-            for &(b, parity) in &adj[a] {
-                let want = oa ^ parity;
+            for &(b, parity) in &hard[a] {
+                let want = order[a].unwrap() ^ parity;
                 match order[b] {
                     None => {
                         order[b] = Some(want);
@@ -92,16 +129,32 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u8>, Str
                 }
             }
         }
-    }
-    for (i, o) in order.iter().enumerate() {
-        let node = f.node(NodeId(i as u32));
-        if let Some(req) = node.fixed_order() {
-            if *o != Some(req) {
-                return Err(format!("'{}' must run {}", node.name, if req == 0 { "left to right" } else { "right to left" }));
+        Ok(())
+    };
+    // Required orders first, then grow through shared reads, then the rest left to right.
+    for s in 0..n {
+        if order[s].is_none() {
+            if let Some(req) = f.node(NodeId(s as u32)).fixed_order() {
+                assign(&mut order, s, req)?;
             }
         }
     }
-    Ok(order.into_iter().map(|o| o.unwrap_or(0)).collect())
+    loop {
+        let next = (0..n).find_map(|a| {
+            let oa = order[a]?;
+            soft[a].iter().find(|(b, _)| order[*b].is_none()).map(|&(b, parity)| (b, oa ^ parity))
+        });
+        match next {
+            Some((b, v)) => assign(&mut order, b, v)?,
+            None => match (0..n).find(|a| order[*a].is_none()) {
+                Some(a) => assign(&mut order, a, 0)?,
+                None => break,
+            },
+        }
+    }
+    let order: Vec<u8> = order.into_iter().map(|o| o.unwrap()).collect();
+    check(&order)?;
+    Ok(order)
 }
 
 /// `cluster N: NAME NAME …` lines per function (LANGUAGE.md).

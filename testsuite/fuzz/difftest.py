@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Randomised differential testing: generates well-typed .acc programs of
 the compiled subset (map, zip, unzip, generate, iota, fold, filter — nested,
-fused and manifest — length, scalar
+fused and manifest — scanl, prescanl, scanr, reverse, force, gather,
+backpermute, length, scalar
 code with tuples, if, select, indexing, casts, built-ins) and random inputs,
 then checks with check-run.sh that every fusion mode, from C drivers with
 afc-allocated and caller-provided outputs, agrees with the reference
@@ -178,6 +179,40 @@ class Gen:
                     lines.append("let %s = fold(|%s, %s| %s, (%s, 0), %s);" % (name, a, x, body, self.lit(acc, True), src))
                     env += [(name + ".0", acc), (name + ".1", "i64")]
                 folds.append(name)
+            elif k < 0.72:
+                # Order-sensitive combinators.
+                src, et = r.choice(arrays)
+                name = self.fresh("o")
+                kind = r.randint(0, 5)
+                if kind <= 1 and et in NUM:
+                    comb = r.choice(["scanl", "prescanl", "scanr"])
+                    op = r.choice(["(+)", "min", "max", "|a, b| a - b" if et in ("i32", "i64") else "|a, b| a + b"])
+                    lines.append("let %s = %s(%s, %s, %s);" % (name, comb, op, self.lit(et, True), src))
+                    arrays.append((name, et))
+                elif kind == 2:
+                    lines.append("let %s = reverse(%s);" % (name, src))
+                    arrays.append((name, et))
+                elif kind == 3:
+                    lines.append("let %s = force(%s);" % (name, src))
+                    arrays.append((name, et))
+                else:
+                    # A gather from any array, driven by indices of this size.
+                    cls2 = r.choice([c for c in classes if classes[c]])
+                    s2, _ = r.choice(classes[cls2])
+                    src2, et2 = r.choice(classes[cls2])
+                    x = self.fresh("z")
+                    ix = self.fresh("ix")
+                    if r.random() < 0.85:
+                        lines.append("let %s = map(|%s| (abs(i64(%s)) %% max(length(%s), 1)), %s);" % (ix, x, x, src2, src))
+                    else:
+                        lines.append("let %s = map(|%s| i64(%s), %s);" % (ix, x, x, src))
+                    if r.random() < 0.7:
+                        lines.append("let %s = gather(%s, %s);" % (name, ix, src2))
+                    else:
+                        i = self.fresh("i")
+                        lines.append("let %s = backpermute(length(%s), |%s| (%s * 3 + 1) %% max(length(%s), 1), %s);" % (name, src, i, i, src2, src2))
+                    arrays.append((ix, "i64"))
+                    arrays.append((name, et2))
             elif k < 0.8:
                 name = self.fresh("g")
                 t = r.choice(ALL)

@@ -20,14 +20,14 @@ pub fn cluster(f: &Function, g: &DepGraph) -> Clustering {
         let mut trial = Groups { ..clone_groups(&mut groups) };
         trial.union(a.0 as usize, b.0 as usize);
         if let Some(clusters) = order_clusters(f, g, trial.groups()) {
-            let c = Clustering { clusters, how: "greedy".into() };
+            let c = Clustering::new(clusters, "greedy");
             if verify(f, g, &c).is_ok() {
                 groups = trial;
             }
         }
     }
     let clusters = order_clusters(f, g, groups.groups()).expect("greedy keeps the clustering acyclic");
-    Clustering { clusters, how: "greedy".into() }
+    Clustering::new(clusters, "greedy")
 }
 
 fn clone_groups(g: &mut Groups) -> Groups {

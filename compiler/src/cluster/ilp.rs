@@ -241,7 +241,7 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
 /// components of fused edges and fused sibling pairs (decision 8).
 pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
     if g.is_empty() {
-        return Clustering { clusters: vec![], how: "ilp: empty".into() };
+        return Clustering::new(vec![], "ilp: empty");
     }
     let m = model(f, g);
     let sol = afc_cluster_cbc::solve(&m.lp, time_limit);
@@ -267,7 +267,11 @@ pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
     }
     let clusters = order_clusters(f, g, groups.groups());
     let c = match clusters {
-        Some(clusters) => Clustering { clusters, how: format!("{} (objective {})", how, sol.objective) },
+        Some(clusters) => Clustering {
+            clusters,
+            how: format!("{} (objective {})", how, sol.objective),
+            orders: m.order.iter().map(|o| sol.get(*o).round() as u8).collect(),
+        },
         None => internal_error(f, &m, "the solution's clusters depend on each other cyclically"),
     };
     if let Err(e) = verify(f, g, &c) {

@@ -44,7 +44,7 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &ClusterConfig) -> Clustering {
         FusionMode::None => {
             let groups = f.node_ids().map(|n| vec![n]).collect();
             let clusters = order_clusters(f, g, groups).expect("the unfused clustering is acyclic");
-            Clustering { clusters, how: "none".into() }
+            Clustering::new(clusters, "none")
         }
         FusionMode::Greedy => greedy::cluster(f, g),
         FusionMode::Ilp => match cfg.model {
@@ -55,15 +55,18 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &ClusterConfig) -> Clustering {
 }
 
 /// Splits groups into the connected components of edges and shared reads
-/// between their members (decision 8): one iteration space each.
-pub fn split_components(_f: &Function, g: &DepGraph, groups: Vec<Vec<NodeId>>) -> Vec<Vec<NodeId>> {
+/// (two readers of one array in one order, given the nodes' traversal
+/// orders) between their members (decision 8): one iteration space each.
+pub fn split_components(f: &Function, g: &DepGraph, groups: Vec<Vec<NodeId>>, orders: &[u8]) -> Vec<Vec<NodeId>> {
     let sib = g.siblings();
+    let read = |n: NodeId| orders[n.0 as usize] ^ f.node(n).flips_order() as u8;
     let mut out = vec![];
     for members in groups {
         let mut u = Groups::new(g.len());
         for (i, a) in members.iter().enumerate() {
             for b in &members[i + 1..] {
-                let linked = g.edge(*a, *b).is_some() || g.edge(*b, *a).is_some() || sib.contains_key(&((*a).min(*b), (*a).max(*b)));
+                let shared = sib.contains_key(&((*a).min(*b), (*a).max(*b))) && read(*a) == read(*b);
+                let linked = g.edge(*a, *b).is_some() || g.edge(*b, *a).is_some() || shared;
                 if linked {
                     u.union(a.0 as usize, b.0 as usize);
                 }

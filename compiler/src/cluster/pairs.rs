@@ -17,6 +17,8 @@ pub struct PairsModel {
     pub lp: Lp,
     /// `x_i_j` (1 = not fused) for the pairs that may fuse; other pairs are never fused.
     pub x: IndexMap<(NodeId, NodeId), LpVar>,
+    /// `o_i`: the traversal order of node i.
+    pub order: Vec<LpVar>,
 }
 
 fn key(a: NodeId, b: NodeId) -> (NodeId, NodeId) {
@@ -147,14 +149,14 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
         obj.push((*v, n));
     }
     lp.objective = obj;
-    PairsModel { lp, x }
+    PairsModel { lp, x, order }
 }
 
 /// Solves the all-pairs model; clusters are the nodes joined by `x = 0`,
 /// split into connected components (decision 8).
 pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
     if g.is_empty() {
-        return Clustering { clusters: vec![], how: "ilp (pairs): empty".into() };
+        return Clustering::new(vec![], "ilp (pairs): empty");
     }
     let m = model(f, g);
     let sol = afc_cluster_cbc::solve(&m.lp, time_limit);
@@ -173,12 +175,17 @@ pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
             groups.union(a.0 as usize, b.0 as usize);
         }
     }
-    let clusters = super::split_components(f, g, groups.groups());
+    let orders: Vec<u8> = m.order.iter().map(|o| sol.get(*o).round() as u8).collect();
+    let clusters = super::split_components(f, g, groups.groups(), &orders);
     let clusters = order_clusters(f, g, clusters).unwrap_or_else(|| {
         eprintln!("internal compiler error: the all-pairs ILP's clusters are cyclic\n{}", m.lp.to_lp_format());
         std::process::exit(70)
     });
-    let c = Clustering { clusters, how: format!("{} (objective {})", how, sol.objective) };
+    let c = Clustering {
+        clusters,
+        how: format!("{} (objective {})", how, sol.objective),
+        orders,
+    };
     if let Err(e) = verify(f, g, &c) {
         eprintln!("internal compiler error: all-pairs ILP solution fails its check: {}\n{}", e, m.lp.to_lp_format());
         std::process::exit(70);
