@@ -36,6 +36,8 @@ pub enum Emit {
     FusionTree,
     /// The explicitly loopy IR.
     LoopIr,
+    /// Loops, array reads and writes and intermediate arrays, per cluster and in total.
+    Cost,
 }
 
 /// afc: an optimally fusing compiler for .acc array programs.
@@ -143,6 +145,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
                     },
                     Emit::Clusters => text_out += &afc_ir::cluster::print(f, &fs.clustering),
                     Emit::FusionTree => text_out += &afc_ir::fusion::print(f, &fs.trees),
+                    Emit::Cost => text_out += &afc_ir::cost::print(f, &fs.graph, &fs.sizes, &fs.clustering),
                     _ => {}
                 }
             }

@@ -1,0 +1,167 @@
+//! The cost report (`--emit=cost`): per cluster and in total, the loops, the
+//! array elements read and written, as expressions in the sizes (papers/001
+//! Fig. 12: `2n0 + 2`), and the intermediate arrays written to memory.
+//!
+//! Counting rules: an array streamed from memory counts its size once per
+//! cluster and traversal order, however many members read it; an array
+//! produced and consumed in one cluster costs nothing to read; a manifest
+//! array counts its size in writes; a gather reads its source once per
+//! gathered element; a worker's random access `xs[i]` one element per
+//! iteration; a scalar a node computes (a fold's result, a filter's count)
+//! counts one write, and one read per other cluster that uses it.
+
+use crate::cluster::{orders, Clustering};
+use crate::graph::DepGraph;
+use crate::labelled::{Block, Function, NodeKind, Operand, Rhs, Stmt, VarId};
+use crate::sizes::{SizeId, Sizes};
+use indexmap::{IndexMap, IndexSet};
+use std::fmt::{self, Write};
+
+/// A linear expression in the sizes: Σ coefficient · size + constant.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Expr {
+    pub terms: IndexMap<SizeId, i64>,
+    pub constant: i64,
+}
+
+impl Expr {
+    fn add_size(&mut self, s: SizeId, k: i64) {
+        *self.terms.entry(s).or_default() += k;
+    }
+    fn add(&mut self, o: &Expr) {
+        for (s, k) in &o.terms {
+            self.add_size(*s, *k);
+        }
+        self.constant += o.constant;
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut terms: Vec<(SizeId, i64)> = self.terms.iter().filter(|(_, k)| **k != 0).map(|(s, k)| (*s, *k)).collect();
+        terms.sort();
+        let mut parts: Vec<String> = terms.iter().map(|(s, k)| if *k == 1 { format!("n{}", s.0) } else { format!("{}n{}", k, s.0) }).collect();
+        if self.constant != 0 || parts.is_empty() {
+            parts.push(self.constant.to_string());
+        }
+        write!(f, "{}", parts.join(" + "))
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ClusterCost {
+    pub loops: usize,
+    pub reads: Expr,
+    pub writes: Expr,
+    pub intermediates: usize,
+}
+
+fn indexed_arrays(b: &Block, out: &mut Vec<VarId>) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Assign { rhs: Rhs::Index(a, _), .. } => out.push(*a),
+            Stmt::Assign { .. } => {}
+            Stmt::If { then, els, .. } => {
+                indexed_arrays(then, out);
+                indexed_arrays(els, out);
+            }
+        }
+    }
+}
+
+/// The cost of every cluster of a clustering, in execution order.
+pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<ClusterCost> {
+    let manifest = c.manifest(f, g);
+    let results: IndexSet<VarId> = f.results.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
+    let ord = orders(f, g, c).unwrap_or_else(|_| vec![0; g.len()]);
+    let producers = f.producers();
+    let of = c.cluster_of();
+    let size = |v: VarId| sizes.of_array[&v];
+    c.clusters
+        .iter()
+        .enumerate()
+        .map(|(k, members)| {
+            let mut cost = ClusterCost { loops: 1, ..Default::default() };
+            let mut streamed: IndexSet<(VarId, u8)> = IndexSet::new();
+            let mut scalars_read: IndexSet<VarId> = IndexSet::new();
+            for n in members {
+                let node = f.node(*n);
+                let read_order = ord[n.0 as usize] ^ node.flips_order() as u8;
+                for x in node.streamed_inputs() {
+                    let inside = producers[x.0 as usize].map(|p| of[&p] == k).unwrap_or(false);
+                    if !inside {
+                        streamed.insert((*x, read_order));
+                    }
+                }
+                if let NodeKind::Gather { source, outputs, .. } = &node.kind {
+                    for _ in source {
+                        cost.reads.add_size(size(outputs[0]), 1);
+                    }
+                }
+                let mut ix = vec![];
+                indexed_arrays(&node.lambda().body, &mut ix);
+                for _ in ix {
+                    cost.reads.add_size(sizes.of_node(*n), 1);
+                }
+                for v in node.uses_outside_stream() {
+                    if !f.var(v).ty.is_array() {
+                        if let Some(p) = producers[v.0 as usize] {
+                            if of[&p] != k {
+                                scalars_read.insert(v);
+                            }
+                        }
+                    }
+                }
+                for o in node.outputs() {
+                    if f.var(*o).ty.is_array() {
+                        if manifest.contains(o) {
+                            cost.writes.add_size(size(*o), 1);
+                            if !results.contains(o) {
+                                cost.intermediates += 1;
+                            }
+                        }
+                    } else {
+                        cost.writes.constant += 1;
+                    }
+                }
+            }
+            for (x, _) in &streamed {
+                cost.reads.add_size(size(*x), 1);
+            }
+            cost.reads.constant += scalars_read.len() as i64;
+            cost
+        })
+        .collect()
+}
+
+/// `--emit=cost`.
+pub fn print(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "fn {}", f.name);
+    let cs = costs(f, g, sizes, c);
+    let mut total = ClusterCost::default();
+    for (i, (cc, members)) in cs.iter().zip(&c.clusters).enumerate() {
+        let names: Vec<&str> = members.iter().map(|n| f.node(*n).name.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "cluster {} ({}): loops {}, reads {}, writes {}, intermediate arrays {}",
+            i,
+            names.join(" "),
+            cc.loops,
+            cc.reads,
+            cc.writes,
+            cc.intermediates
+        );
+        total.loops += cc.loops;
+        total.reads.add(&cc.reads);
+        total.writes.add(&cc.writes);
+        total.intermediates += cc.intermediates;
+    }
+    let _ = writeln!(
+        out,
+        "total: loops {}, reads {}, writes {}, intermediate arrays {}",
+        total.loops, total.reads, total.writes, total.intermediates
+    );
+    out
+}
+
