@@ -14,17 +14,77 @@ use indexmap::IndexSet;
 
 pub fn trees(f: &Function, g: &DepGraph, c: &Clustering) -> Vec<FusionTree> {
     let manifest = c.manifest(f, g);
+    let ord = afc_ir::cluster::orders(f, g, c).expect("clusterings are checked before fusion trees are built");
+    let label_of: std::collections::HashMap<u32, NodeId> = g.gather_label.iter().map(|(n, l)| (*l, *n)).collect();
     c.clusters
         .iter()
         .map(|members| {
-            // Node ids are a topological order: a node is made after its inputs.
-            let mut ms = members.clone();
-            ms.sort();
+            let ms = schedule(f, g, members, &ord, &label_of);
             let sizes = &g.sizes;
-            let root = ms.iter().map(|n| sizes.of_node(*n)).min_by_key(|s| (sizes.depth(*s), s.0)).unwrap();
-            level(f, g, &ms, root, &manifest)
+            let root = ms
+                .iter()
+                .filter(|n| ord[n.0 as usize] <= 1)
+                .map(|n| sizes.of_node(*n))
+                .min_by_key(|s| (sizes.depth(*s), s.0))
+                .unwrap();
+            let cx = Ctx { f, g, manifest: &manifest, ord: &ord, label_of: &label_of, rank: &ms };
+            level(&cx, &ms, root)
         })
         .collect()
+}
+
+struct Ctx<'a> {
+    f: &'a Function,
+    g: &'a DepGraph,
+    manifest: &'a IndexSet<VarId>,
+    ord: &'a [u32],
+    label_of: &'a std::collections::HashMap<u32, NodeId>,
+    /// Members in schedule order.
+    rank: &'a [NodeId],
+}
+
+impl Ctx<'_> {
+    /// The size a member runs at: its own, or for a node evaluated at a
+    /// gather's indices, that gather's.
+    fn size(&self, n: NodeId) -> SizeId {
+        let mut n = n;
+        while self.ord[n.0 as usize] >= 2 {
+            n = self.label_of[&self.ord[n.0 as usize]];
+        }
+        self.g.sizes.of_node(n)
+    }
+    fn pos(&self, n: NodeId) -> usize {
+        self.rank.iter().position(|m| *m == n).unwrap()
+    }
+}
+
+/// Members in an order that respects the edges inside the cluster and puts
+/// the producer of a gather's indices before the nodes evaluated at them;
+/// ties by node id (source order).
+fn schedule(f: &Function, g: &DepGraph, members: &[NodeId], ord: &[u32], label_of: &std::collections::HashMap<u32, NodeId>) -> Vec<NodeId> {
+    let _ = f;
+    let set: IndexSet<NodeId> = members.iter().copied().collect();
+    let mut deps: Vec<(NodeId, NodeId)> = g.edges().filter(|(a, b, _)| set.contains(a) && set.contains(b)).map(|(a, b, _)| (a, b)).collect();
+    for n in members {
+        let o = ord[n.0 as usize];
+        if o >= 2 {
+            let gather = label_of[&o];
+            for (a, b, e) in g.edges() {
+                // The producer of the gather's index array (streamed, not its source).
+                if b == gather && set.contains(&a) && matches!(e.kind, afc_ir::graph::EdgeKind::Fusible { order: 0 }) && a != *n {
+                    deps.push((a, *n));
+                }
+            }
+        }
+    }
+    let mut out = vec![];
+    let mut left: Vec<NodeId> = members.to_vec();
+    left.sort();
+    while !left.is_empty() {
+        let i = left.iter().position(|n| !deps.iter().any(|(a, b)| b == n && left.contains(a))).unwrap_or(0);
+        out.push(left.remove(i));
+    }
+    out
 }
 
 /// One item of a level: a member at the level's size, with (for a filter)
@@ -35,17 +95,18 @@ struct Item {
     nodes: Vec<NodeId>,
 }
 
-fn level(f: &Function, g: &DepGraph, ms: &[NodeId], size: SizeId, manifest: &IndexSet<VarId>) -> FusionTree {
+fn level(cx: &Ctx, ms: &[NodeId], size: SizeId) -> FusionTree {
+    let (f, g, manifest) = (cx.f, cx.g, cx.manifest);
     let sizes = &g.sizes;
     let mut items = vec![];
-    for n in ms.iter().filter(|n| sizes.of_node(**n) == size) {
+    for n in ms.iter().filter(|n| cx.size(**n) == size) {
         let mut tree = FusionTree::Leaf(*n);
         let mut nodes = vec![*n];
         if let NodeKind::Filter { outputs, .. } = &f.node(*n).kind {
             let sub = sizes.of_array[&outputs[0]];
-            let below: Vec<NodeId> = ms.iter().copied().filter(|m| sizes.path(sizes.of_node(*m), sub).is_some()).collect();
+            let below: Vec<NodeId> = ms.iter().copied().filter(|m| sizes.path(cx.size(*m), sub).is_some()).collect();
             if !below.is_empty() {
-                let then = level(f, g, &below, sub, manifest);
+                let then = level(cx, &below, sub);
                 let via = reads_of(g, &[*n], &below);
                 tree = combine(FusionTree::Leaf(*n), then, via, manifest);
                 nodes.extend(below);
@@ -53,7 +114,7 @@ fn level(f: &Function, g: &DepGraph, ms: &[NodeId], size: SizeId, manifest: &Ind
         }
         items.push(Item { node: *n, tree, nodes });
     }
-    items.sort_by_key(|i| i.node);
+    items.sort_by_key(|i| cx.pos(i.node));
     chain(g, items, manifest)
 }
 

@@ -17,7 +17,7 @@ fn deps_of(
     v: VarId,
     producer: &[Option<NodeId>],
     defs: &HashMap<VarId, &Stmt>,
-    out: &mut IndexMap<NodeId, String>,
+    out: &mut IndexMap<NodeId, (String, VarId)>,
     via: &str,
 ) {
     if let Some(p) = producer[v.0 as usize] {
@@ -27,7 +27,8 @@ fn deps_of(
         } else {
             format!("scalar '{}' is complete only after {} '{}'{}", f.var(v).name, node.combinator(), node.name, via)
         };
-        out.entry(p).or_insert(reason);
+        // The edge carries the variable the producer makes.
+        out.entry(p).or_insert((reason, v));
         return;
     }
     if let Some(s) = defs.get(&v) {
@@ -113,6 +114,8 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
         graph.add_node(n);
     }
     let mut readers: IndexMap<VarId, Vec<NodeId>> = IndexMap::new();
+    let mut gather_label: IndexMap<NodeId, u32> = IndexMap::new();
+    let mut gathered: IndexSet<(VarId, NodeId)> = IndexSet::new();
     let add = |graph: &mut DiGraph<NodeId, Edge>, a: NodeId, b: NodeId, kind: EdgeKind, v: VarId| {
         let (ia, ib) = (DepGraph::idx(a), DepGraph::idx(b));
         match graph.find_edge(ia, ib) {
@@ -139,7 +142,7 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
         indexed_in(&node.lambda().body, &mut indexed);
         // A gather's source and a force's input are read whole, from memory.
         indexed.extend(node.whole_inputs().iter().copied());
-        let mut deps: IndexMap<NodeId, String> = IndexMap::new();
+        let mut deps: IndexMap<NodeId, (String, VarId)> = IndexMap::new();
         for v in node.uses_outside_stream() {
             if f.var(v).ty.is_array() && !indexed.contains(&v) {
                 // Only measured: a rigid size needs its scalar, nothing else.
@@ -159,14 +162,13 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
                 forced_manifest.extend(ix);
             }
         }
-        for (p, reason) in deps {
+        for (p, (reason, v)) in deps {
             let reason = match &node.kind {
                 NodeKind::Force { .. } if node.whole_inputs().iter().any(|v| producer[v.0 as usize] == Some(p)) => {
                     format!("force of '{}'", f.node(p).name)
                 }
                 _ => reason,
             };
-            let v = node.uses_outside_stream().into_iter().find(|v| producer[v.0 as usize] == Some(p)).unwrap_or_else(|| node.uses_outside_stream()[0]);
             add(&mut graph, p, c, EdgeKind::Preventing { reason }, v);
         }
         for x in node.streamed_inputs() {
@@ -178,6 +180,29 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
                 add(&mut graph, p, c, EdgeKind::Fusible { order: 0 }, *x);
             }
         }
+        // A gather reads its source at its own label's order.
+        if !node.gathered_inputs().is_empty() {
+            let label = 2 + gather_label.len() as u32;
+            gather_label.insert(c, label);
+            for x in node.gathered_inputs() {
+                let r = readers.entry(*x).or_default();
+                if !r.contains(&c) {
+                    r.push(c);
+                }
+                gathered.insert((*x, c));
+                if let Some(p) = producer[x.0 as usize] {
+                    // One node making both a gather's index and its source
+                    // would need two orders on one edge.
+                    let streamed_too = node.streamed_inputs().iter().any(|i| producer[i.0 as usize] == Some(p));
+                    let kind = if streamed_too {
+                        EdgeKind::Preventing { reason: format!("'{}' makes both the index and the source of gather '{}'", f.node(p).name, node.name) }
+                    } else {
+                        EdgeKind::Fusible { order: label }
+                    };
+                    add(&mut graph, p, c, kind, *x);
+                }
+            }
+        }
     }
-    DepGraph { graph, readers, forced_manifest, iteration: sizes.iteration.clone(), sizes: sizes.clone() }
+    DepGraph { graph, readers, forced_manifest, iteration: sizes.iteration.clone(), sizes: sizes.clone(), gather_label, gathered }
 }

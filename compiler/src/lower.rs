@@ -104,8 +104,8 @@ pub fn lower(
         }
     };
     let orders = afc_ir::cluster::orders(f, g, c).expect("clusterings are checked before lowering");
-    let leaf_order = |n: NodeId| -> (LoopBody, u8) { (leaf(n), orders[n.0 as usize]) };
-    fn body(t: &FusionTree, leaf: &dyn Fn(NodeId) -> (LoopBody, u8)) -> Body {
+    let leaf_order = |n: NodeId| -> (LoopBody, u32) { (leaf(n), orders[n.0 as usize]) };
+    fn body(t: &FusionTree, leaf: &dyn Fn(NodeId) -> (LoopBody, u32)) -> Body {
         match t {
             FusionTree::Leaf(n) => {
                 let (l, o) = leaf(*n);
@@ -163,14 +163,38 @@ pub fn lower(
                 }
             }
         }
-        let extent = size_of_class(g.iteration[first.0 as usize]);
+        // The nest iterates at its root rate: nodes at a gather's label run
+        // at that gather's indices, not over their own size.
+        let root = members
+            .iter()
+            .filter(|n| orders[n.0 as usize] <= 1)
+            .map(|n| sizes.of_node(*n))
+            .min_by_key(|s| (sizes.depth(*s), s.0))
+            .unwrap_or(g.iteration[first.0 as usize]);
+        let extent = size_of_class(root);
+        let mut labels = vec![];
+        for m in members {
+            if let NodeKind::Gather { index, source, .. } = &f.node(*m).kind {
+                let label = g.gather_label[m];
+                {
+                    labels.push(loops::GatherIndex {
+                        label,
+                        name: f.node(*m).name.clone(),
+                        index: *index,
+                        order: orders[m.0 as usize],
+                        source: source[0],
+                        span: f.node(*m).span,
+                    });
+                }
+            }
+        }
         // The span of the node whose size this is, for a negative-size error.
         let span = members
             .iter()
             .find(|n| matches!(f.node(**n).kind, NodeKind::Generate { .. }))
             .map(|n| f.node(*n).span)
             .unwrap_or(f.node(first).span);
-        steps.push(Step::Loop(LoopNest { cluster: k, extent, index, body: b, stores, span }));
+        steps.push(Step::Loop(LoopNest { cluster: k, extent, index, body: b, stores, span, labels }));
         for n in members {
             available.extend(f.node(*n).defines());
         }

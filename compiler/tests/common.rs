@@ -52,7 +52,17 @@ pub fn random_program(rng: &mut Rng, n: usize) -> String {
         let idx = if !made.is_empty() && rng.chance(0.15) { format!(" + {}[0]", made[rng.below(made.len())]) } else { String::new() };
         let c = rng.below(classes.len());
         let arrays = classes[c].clone();
-        match rng.below(10) {
+        match rng.below(12) {
+            10 | 11 => {
+                // A gather of any array by indices computed from this size.
+                let src_class = rng.below(classes.len());
+                let src = classes[src_class][rng.below(classes[src_class].len())].clone();
+                let a = arrays[rng.below(arrays.len())].clone();
+                lines.push(format!("let {}i = map(|x| i64(abs(x)) % max(length({}), 1), {});", name, src, a));
+                lines.push(format!("let {} = gather({}i, {});", name, name, src));
+                classes[c].push(name.clone());
+                made.push(name);
+            }
             8 => {
                 let a = arrays[rng.below(arrays.len())].clone();
                 let comb = ["scanl", "scanr", "prescanl"][rng.below(3)];

@@ -40,6 +40,9 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
     for _ in 0..count {
         let n = 2 + rng.below(5);
         let src = random_program(&mut rng, n);
+        if std::env::var("AFC_DEBUG").is_ok() {
+            eprintln!("{}", src);
+        }
         let stages = compile(&src, FusionMode::Ilp);
         let fs = &stages.functions[0];
         let (f, g) = (&fs.labelled, &fs.graph);
@@ -51,6 +54,7 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
         };
         let chosen = cost(&fs.clustering);
         let mut best = f64::INFINITY;
+        let mut best_c = String::new();
         let mut legal = 0;
         for p in partitions(g.len()) {
             let k = p.iter().max().unwrap() + 1;
@@ -62,16 +66,21 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
                 continue;
             }
             legal += 1;
-            best = best.min(cost(&c));
+            let k = cost(&c);
+            if k < best {
+                best = k;
+                best_c = format!("{}orders {:?}", afc_ir::cluster::print(f, &c), afc_ir::cluster::orders(f, g, &c));
+            }
         }
         assert!(legal > 0);
         assert!(
             chosen <= best + 1e-6,
-            "ILP chose cost {} but a legal clustering costs {}\n{}\n{}",
+            "ILP chose cost {} but a legal clustering costs {}\n{}\n{}\nbest:\n{}",
             chosen,
             best,
             src,
-            afc_ir::cluster::print(f, &fs.clustering)
+            afc_ir::cluster::print(f, &fs.clustering),
+            best_c
         );
         checked += 1;
     }

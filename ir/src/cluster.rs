@@ -3,7 +3,7 @@
 //! (`--emit=clusters`, whose format LANGUAGE.md fixes) and the check that
 //! every clustering passes before it is used (DESIGN.md decision 14).
 
-use crate::graph::DepGraph;
+use crate::graph::{DepGraph, EdgeKind};
 use crate::labelled::{Function, NodeId, VarId};
 use indexmap::IndexSet;
 use std::collections::HashMap;
@@ -17,7 +17,7 @@ pub struct Clustering {
     pub how: String,
     /// The traversal order of every node, when the clustering's maker chose
     /// them (the ILP); empty to let `orders` choose.
-    pub orders: Vec<u8>,
+    pub orders: Vec<u32>,
 }
 
 impl Clustering {
@@ -54,40 +54,69 @@ impl Clustering {
     }
 }
 
-/// The traversal order of every node (0 = left to right, 1 = right to left;
-/// papers/002 §3.3) such that each edge inside a cluster connects a
-/// producer's output order to the same read order of its consumer, and
-/// every node's required order holds; `Err` if no such orders exist.
-/// Free components run left to right.
-pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u8>, String> {
+/// The traversal order of every node (papers/002 §3.3, §4.2): 0 = left to
+/// right, 1 = right to left, or a gather's label (2, 3, …) for a node
+/// evaluated at that gather's indices. Each fused edge must connect the
+/// producer's order to the consumer's read order (its own, the opposite for
+/// a reverse, the label for a gather's source); required orders must hold;
+/// only maps, generates and gathers may take a label, and a node whose
+/// output is written to memory must run in order 0 or 1 (every element is
+/// computed). `Err` if no such orders exist. Unconstrained nodes run left
+/// to right, following shared reads where they can.
+pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, String> {
     let of = c.cluster_of();
     let n = g.len();
-    let flips = |a: usize| f.node(NodeId(a as u32)).flips_order() as u8;
-    // Hard constraints: o_a ^ o_b = parity along a fused edge.
-    let mut hard: Vec<Vec<(usize, u8)>> = vec![vec![]; n];
+    let manifest = c.manifest(f, g);
+    let name = |a: usize| f.node(NodeId(a as u32)).name.clone();
+    // A constraint between a producer p and a consumer c: o_p = read(c).
+    #[derive(Clone, Copy)]
+    enum Read {
+        Same,
+        Flipped,
+        Label(u32),
+    }
+    let mut edges: Vec<(usize, usize, Read)> = vec![];
     for (a, b, e) in g.edges() {
-        if of[&a] == of[&b] && e.is_fusible() {
-            let parity = flips(b.0 as usize);
-            hard[a.0 as usize].push((b.0 as usize, parity));
-            hard[b.0 as usize].push((a.0 as usize, parity));
+        if of[&a] == of[&b] {
+            if let EdgeKind::Fusible { order } = e.kind {
+                let r = if order >= 2 {
+                    Read::Label(order)
+                } else if f.node(b).flips_order() {
+                    Read::Flipped
+                } else {
+                    Read::Same
+                };
+                edges.push((a.0 as usize, b.0 as usize, r));
+            }
         }
     }
-    let check = |order: &[u8]| -> Result<(), String> {
-        for a in 0..n {
-            for &(b, parity) in &hard[a] {
-                if order[a] ^ parity != order[b] {
-                    return Err(format!(
-                        "'{}' and '{}' need opposite traversal orders in one cluster",
-                        f.node(NodeId(a as u32)).name,
-                        f.node(NodeId(b as u32)).name
-                    ));
-                }
+    let check = |order: &[u32]| -> Result<(), String> {
+        for &(p, c, r) in &edges {
+            let want = match r {
+                Read::Same => order[c],
+                Read::Flipped if order[c] <= 1 => 1 - order[c],
+                Read::Flipped => return Err(format!("reverse '{}' cannot run at a gather's indices", name(c))),
+                Read::Label(l) => l,
+            };
+            if order[p] != want {
+                return Err(format!("'{}' and '{}' need different traversal orders in one cluster", name(p), name(c)));
             }
+        }
+        for (a, o) in order.iter().enumerate() {
             let node = f.node(NodeId(a as u32));
             if let Some(req) = node.fixed_order() {
-                if order[a] != req {
+                if *o != req as u32 {
                     return Err(format!("'{}' must run {}", node.name, if req == 0 { "left to right" } else { "right to left" }));
                 }
+            }
+            if *o >= 2 && !node.index_computable() {
+                return Err(format!("'{}' cannot be evaluated at a gather's indices", node.name));
+            }
+            if *o >= 2 && !edges.iter().any(|(p, _, _)| *p == a) {
+                return Err(format!("'{}' runs at a gather's indices but feeds nothing there", node.name));
+            }
+            if *o >= 2 && node.outputs().iter().any(|v| manifest.contains(v)) {
+                return Err(format!("'{}' is written to memory, so it cannot run at a gather's indices (it would be only partly computed)", node.name));
             }
         }
         Ok(())
@@ -96,65 +125,107 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u8>, Str
         check(&c.orders)?;
         return Ok(c.orders.clone());
     }
-    // Soft constraints: siblings in one cluster read in one order if they can.
-    let mut soft: Vec<Vec<(usize, u8)>> = vec![vec![]; n];
-    for (a, b) in g.siblings().keys() {
-        let (a, b) = (a.0 as usize, b.0 as usize);
-        if of[&NodeId(a as u32)] == of[&NodeId(b as u32)] {
-            let parity = flips(a) ^ flips(b);
-            soft[a].push((b, parity));
-            soft[b].push((a, parity));
-        }
-    }
-    let mut order: Vec<Option<u8>> = vec![None; n];
-    let assign = |order: &mut Vec<Option<u8>>, s: usize, v: u8| -> Result<(), String> {
+    let mut order: Vec<Option<u32>> = vec![None; n];
+    // Propagates a value through the fused edges; an inconsistency is
+    // reported by `check` at the end.
+    let assign = |order: &mut Vec<Option<u32>>, s: usize, v: u32| {
         order[s] = Some(v);
         let mut stack = vec![s];
-        while let Some(a) = stack.pop() {
-            for &(b, parity) in &hard[a] {
-                let want = order[a].unwrap() ^ parity;
-                match order[b] {
-                    None => {
-                        order[b] = Some(want);
-                        stack.push(b);
-                    }
-                    Some(ob) if ob != want => {
-                        return Err(format!(
-                            "'{}' and '{}' need opposite traversal orders in one cluster",
-                            f.node(NodeId(a as u32)).name,
-                            f.node(NodeId(b as u32)).name
-                        ))
-                    }
-                    _ => {}
+        while let Some(x) = stack.pop() {
+            let ox = order[x].unwrap();
+            for &(p, c, r) in &edges {
+                let (other, val) = if c == x {
+                    let v = match r {
+                        Read::Same => Some(ox),
+                        Read::Flipped => (ox <= 1).then(|| 1 - ox),
+                        Read::Label(l) => Some(l),
+                    };
+                    (p, v)
+                } else if p == x {
+                    let v = match r {
+                        Read::Same => Some(ox),
+                        Read::Flipped => (ox <= 1).then(|| 1 - ox),
+                        Read::Label(_) => None,
+                    };
+                    (c, v)
+                } else {
+                    continue;
+                };
+                if let (None, Some(v)) = (order[other], val) {
+                    order[other] = Some(v);
+                    stack.push(other);
                 }
             }
         }
-        Ok(())
     };
-    // Required orders first, then grow through shared reads, then the rest left to right.
+    // Gather sources first (their label is forced), then required orders.
+    for &(p, _, r) in &edges {
+        if let (Read::Label(l), None) = (r, order[p]) {
+            assign(&mut order, p, l);
+        }
+    }
     for s in 0..n {
         if order[s].is_none() {
             if let Some(req) = f.node(NodeId(s as u32)).fixed_order() {
-                assign(&mut order, s, req)?;
+                assign(&mut order, s, req as u32);
             }
         }
     }
+    // Then shared reads: siblings in one cluster read in one order if they can.
+    let read = |order: &Vec<Option<u32>>, a: usize, x: VarId| -> Option<u32> {
+        if let Some(l) = g.gathered_order(x, NodeId(a as u32)) {
+            return Some(l);
+        }
+        let o = order[a]?;
+        Some(if f.node(NodeId(a as u32)).flips_order() { 1 - o.min(1) } else { o })
+    };
     loop {
-        let next = (0..n).find_map(|a| {
-            let oa = order[a]?;
-            soft[a].iter().find(|(b, _)| order[*b].is_none()).map(|&(b, parity)| (b, oa ^ parity))
-        });
+        let mut next = None;
+        'find: for ((a, b), xs) in g.siblings() {
+            if of[&a] != of[&b] {
+                continue;
+            }
+            for x in &xs {
+                for (known, unknown) in [(a, b), (b, a)] {
+                    let (k, u) = (known.0 as usize, unknown.0 as usize);
+                    if order[u].is_none() && g.gathered_order(*x, unknown).is_none() {
+                        if let Some(r) = read(&order, k, *x) {
+                            // Shared reads never put a node at a gather's indices.
+                            if r >= 2 {
+                                continue;
+                            }
+                            let v = if f.node(unknown).flips_order() { 1 - r } else { r };
+                            next = Some((u, v));
+                            break 'find;
+                        }
+                    }
+                }
+            }
+        }
         match next {
-            Some((b, v)) => assign(&mut order, b, v)?,
+            Some((u, v)) => assign(&mut order, u, v),
             None => match (0..n).find(|a| order[*a].is_none()) {
-                Some(a) => assign(&mut order, a, 0)?,
+                Some(a) => assign(&mut order, a, 0),
                 None => break,
             },
         }
     }
-    let order: Vec<u8> = order.into_iter().map(|o| o.unwrap()).collect();
+    let order: Vec<u32> = order.into_iter().map(|o| o.unwrap()).collect();
     check(&order)?;
     Ok(order)
+}
+
+/// The order in which node `c` reads array `x`, given the nodes' orders.
+pub fn read_order(f: &Function, g: &DepGraph, orders: &[u32], x: VarId, c: NodeId) -> u32 {
+    if let Some(l) = g.gathered_order(x, c) {
+        return l;
+    }
+    let o = orders[c.0 as usize];
+    if f.node(c).flips_order() && o <= 1 {
+        1 - o
+    } else {
+        o
+    }
 }
 
 /// `cluster N: NAME NAME …` lines per function (LANGUAGE.md).
@@ -188,14 +259,17 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
         }
     }
     let ord = orders(f, g, c)?;
-    let read_order = |n: NodeId| ord[n.0 as usize] ^ f.node(n).flips_order() as u8;
     let sib = g.siblings();
     for (i, members) in c.clusters.iter().enumerate() {
         // papers/000 §1.3.6: iteration sizes may differ only down the
         // transducer forest, with every transducer on the way in the cluster.
         let sizes = &g.sizes;
-        let root = members.iter().map(|n| sizes.of_node(*n)).min_by_key(|s| (sizes.depth(*s), s.0)).unwrap();
-        for n in members {
+        // Nodes evaluated at a gather's indices run at the gather's rate.
+        let rated: Vec<NodeId> = members.iter().copied().filter(|n| ord[n.0 as usize] <= 1).collect();
+        let Some(root) = rated.iter().map(|n| sizes.of_node(*n)).min_by_key(|s| (sizes.depth(*s), s.0)) else {
+            return Err(format!("cluster {} has no loop of its own", i));
+        };
+        for n in &rated {
             match sizes.path(sizes.of_node(*n), root) {
                 None => return Err(format!("cluster {} mixes unrelated iteration sizes ('{}')", i, f.node(*n).name)),
                 Some(ts) => {
@@ -220,7 +294,10 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
                 continue;
             }
             for m in &set {
-                let shared = sib.contains_key(&(n.min(*m), n.max(*m))) && read_order(n) == read_order(*m);
+                let shared = sib
+                    .get(&(n.min(*m), n.max(*m)))
+                    .map(|xs| xs.iter().any(|x| read_order(f, g, &ord, *x, n) == read_order(f, g, &ord, *x, *m)))
+                    .unwrap_or(false);
                 let linked = g.edge(n, *m).is_some() || g.edge(*m, n).is_some() || shared;
                 if linked && !seen.contains(m) {
                     stack.push(*m);

@@ -10,9 +10,9 @@
 //! iteration; a scalar a node computes (a fold's result, a filter's count)
 //! counts one write, and one read per other cluster that uses it.
 
-use crate::cluster::{orders, Clustering};
+use crate::cluster::{orders, read_order, Clustering};
 use crate::graph::DepGraph;
-use crate::labelled::{Block, Function, NodeKind, Operand, Rhs, Stmt, VarId};
+use crate::labelled::{Block, Function, Operand, Rhs, Stmt, VarId};
 use crate::sizes::{SizeId, Sizes};
 use indexmap::{IndexMap, IndexSet};
 use std::fmt::{self, Write};
@@ -82,20 +82,14 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
         .enumerate()
         .map(|(k, members)| {
             let mut cost = ClusterCost { loops: 1, ..Default::default() };
-            let mut streamed: IndexSet<(VarId, u8)> = IndexSet::new();
+            let mut streamed: IndexSet<(VarId, u32)> = IndexSet::new();
             let mut scalars_read: IndexSet<VarId> = IndexSet::new();
             for n in members {
                 let node = f.node(*n);
-                let read_order = ord[n.0 as usize] ^ node.flips_order() as u8;
-                for x in node.streamed_inputs() {
+                for x in node.streamed_inputs().iter().chain(node.gathered_inputs()) {
                     let inside = producers[x.0 as usize].map(|p| of[&p] == k).unwrap_or(false);
                     if !inside {
-                        streamed.insert((*x, read_order));
-                    }
-                }
-                if let NodeKind::Gather { source, outputs, .. } = &node.kind {
-                    for _ in source {
-                        cost.reads.add_size(size(outputs[0]), 1);
+                        streamed.insert((*x, read_order(f, g, &ord, *x, *n)));
                     }
                 }
                 let mut ix = vec![];
@@ -125,8 +119,13 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                     }
                 }
             }
-            for (x, _) in &streamed {
-                cost.reads.add_size(size(*x), 1);
+            for (x, o) in &streamed {
+                // At a gather's order, one element per gathered index.
+                let at = match g.gather_label.iter().find(|(_, l)| **l == *o) {
+                    Some((gn, _)) => size(f.node(*gn).outputs()[0]),
+                    None => size(*x),
+                };
+                cost.reads.add_size(at, 1);
             }
             cost.reads.constant += scalars_read.len() as i64;
             cost

@@ -43,6 +43,11 @@ pub struct DepGraph {
     pub iteration: Vec<SizeId>,
     /// The sizes, for the transducer forest.
     pub sizes: Sizes,
+    /// Each gather's order label (2, 3, …: papers/002 §4.2; 0 and 1 are
+    /// left to right and right to left).
+    pub gather_label: IndexMap<NodeId, u32>,
+    /// Reads of an array at a gather's indices: (array, gather).
+    pub gathered: IndexSet<(VarId, NodeId)>,
 }
 
 impl DepGraph {
@@ -61,6 +66,19 @@ impl DepGraph {
     /// Every edge as (producer, consumer, edge).
     pub fn edges(&self) -> impl Iterator<Item = (NodeId, NodeId, &Edge)> + '_ {
         self.graph.edge_references().map(|e| (self.graph[e.source()], self.graph[e.target()], e.weight()))
+    }
+    /// The number of gathers: orders range over 0 ..= gathers + 1.
+    pub fn gathers(&self) -> u32 {
+        self.gather_label.len() as u32
+    }
+    /// The fixed order in which `c` reads `x`, when `c` is a gather reading
+    /// its source.
+    pub fn gathered_order(&self, x: VarId, c: NodeId) -> Option<u32> {
+        if self.gathered.contains(&(x, c)) {
+            self.gather_label.get(&c).copied()
+        } else {
+            None
+        }
     }
     pub fn edge(&self, a: NodeId, b: NodeId) -> Option<&Edge> {
         self.graph.find_edge(Self::idx(a), Self::idx(b)).map(|e| &self.graph[e])

@@ -291,10 +291,24 @@ impl Node {
     /// source, a force's input), besides what its worker indexes.
     pub fn whole_inputs(&self) -> &[VarId] {
         match &self.kind {
-            NodeKind::Gather { source, .. } => source,
             NodeKind::Force { inputs, .. } => inputs,
             _ => &[],
         }
+    }
+    /// Arrays read at the indices a gather's index array gives (its source):
+    /// fusible only with a producer that can compute any element on demand.
+    pub fn gathered_inputs(&self) -> &[VarId] {
+        match &self.kind {
+            NodeKind::Gather { source, .. } => source,
+            _ => &[],
+        }
+    }
+    /// Can the node compute the element at any index on its own (so that it
+    /// can be evaluated at a gather's indices, papers/002 §3.3)? Maps,
+    /// generates and gathers can; scans, folds and filters carry state and
+    /// reverse and force read their input whole.
+    pub fn index_computable(&self) -> bool {
+        matches!(self.kind, NodeKind::Map { .. } | NodeKind::Generate { .. } | NodeKind::Gather { .. })
     }
     /// The arrays (or, for a fold, scalars) the node computes.
     pub fn outputs(&self) -> &[VarId] {
@@ -695,7 +709,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
             Item::Stmt(s) => block(f, &mut defined, &Block { stmts: vec![s.clone()], results: vec![] })?,
             Item::Node(id) => {
                 let n = f.node(*id);
-                for v in n.streamed_inputs().iter().chain(n.whole_inputs()) {
+                for v in n.streamed_inputs().iter().chain(n.whole_inputs()).chain(n.gathered_inputs()) {
                     use_op(f, &defined, &Operand::Var(*v))?;
                     if !f.var(*v).ty.is_array() {
                         return Err(format!("node {} streams scalar %{}", n.name, f.var_name(*v)));

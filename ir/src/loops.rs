@@ -92,9 +92,22 @@ impl LoopBody {
     }
 }
 
-/// The direction a leaf runs in: 0 visits index `i` at iteration `i`, 1
-/// visits `n-1-i` (papers/002's traversal orders 0 and 1).
-pub type Order = u8;
+/// The order a leaf runs in (papers/002 §3.3): 0 visits index `i` at
+/// iteration `i`, 1 visits `n-1-i`, a gather's label (2, 3, …) visits the
+/// index that gather reads in this iteration.
+pub type Order = u32;
+
+/// What a gather's label means in a nest: the index is the element of
+/// `index` (read in `order`), checked against the length of `source`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatherIndex {
+    pub label: Order,
+    pub name: String,
+    pub index: VarId,
+    pub order: Order,
+    pub source: VarId,
+    pub span: Span,
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Body {
@@ -139,6 +152,8 @@ pub struct LoopNest {
     pub stores: Vec<VarId>,
     /// Where a rigid extent comes from, for the negative-size error.
     pub span: Span,
+    /// The gathers whose labels leaves of this nest run at.
+    pub labels: Vec<GatherIndex>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -244,6 +259,10 @@ fn print_body(lf: &LFunction, b: &Body, index: VarId, indent: usize, out: &mut S
     match b {
         Body::Leaf(l, 1) => {
             let _ = writeln!(out, "{}Backwards", pad);
+            print_body(lf, &Body::Leaf(l.clone(), 0), index, indent + 1, out);
+        }
+        Body::Leaf(l, o) if *o >= 2 => {
+            let _ = writeln!(out, "{}AtGathered {}", pad, o);
             print_body(lf, &Body::Leaf(l.clone(), 0), index, indent + 1, out);
         }
         Body::Leaf(l, _) => match l {
@@ -368,6 +387,17 @@ pub fn print(p: &Program) -> String {
                         n.cluster,
                         vars(&lf, &n.stores)
                     );
+                    for gi in &n.labels {
+                        let _ = writeln!(
+                            out,
+                            "    label {} = %{}[order {}] of gather \"{}\", checked against |%{}|",
+                            gi.label,
+                            lf.var_name(gi.index),
+                            gi.order,
+                            gi.name,
+                            lf.var_name(gi.source)
+                        );
+                    }
                     print_body(&lf, &n.body, n.index, 2, &mut out);
                     let _ = writeln!(out, "  }}");
                 }
@@ -401,7 +431,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
                 }
             }
             if let LoopBody::Gather { source, .. } = l {
-                if let Some(v) = source.iter().find(|v| !in_memory.contains(v)) {
+                if let Some(v) = source.iter().find(|v| !in_memory.contains(v) && !elements.contains(*v)) {
                     return Err(format!("cluster {}: '{}' gathers from %{} which is not in memory", n.cluster, l.name(), v.0));
                 }
             }

@@ -36,8 +36,13 @@ pub const ERR_NEGATIVE_SIZE: i32 = 4;
 pub const ERR_OUTPUT_TOO_SMALL: i32 = 5;
 pub const ERR_OUT_OF_MEMORY: i32 = 6;
 
-/// Elements of this iteration: (array, order) to value.
-type Elems<'ctx> = HashMap<(VarId, u8), BasicValueEnum<'ctx>>;
+/// What one iteration has computed: elements by (array, order), and the
+/// index each gather label stands for (computed once, bounds-checked).
+#[derive(Default)]
+struct Elems<'ctx> {
+    vals: HashMap<(VarId, u32), BasicValueEnum<'ctx>>,
+    idx: HashMap<u32, IntValue<'ctx>>,
+}
 
 /// Where an iteration is: its index, and the last index (for order 1).
 #[derive(Clone, Copy)]
@@ -63,6 +68,8 @@ struct Gen<'a, 'ctx> {
     code_slot: PointerValue<'ctx>,
     fail_bb: BasicBlock<'ctx>,
     entry_bb: BasicBlock<'ctx>,
+    /// The gather labels of the nest being generated.
+    labels: Vec<afc_ir::loops::GatherIndex>,
 }
 
 /// The rank-1 descriptor `{ T *data; int64_t shape[1]; }`.
@@ -115,6 +122,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         code_slot,
         fail_bb,
         entry_bb,
+        labels: vec![],
     };
     g.b.position_at_end(body_bb);
 
@@ -957,7 +965,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.b.position_at_end(body);
         self.scalars.insert(n.index, iv.into());
 
-        let mut elems: Elems<'ctx> = HashMap::new();
+        let mut elems: Elems<'ctx> = Elems::default();
+        self.labels = n.labels.clone();
         let last = self.b.build_int_sub(extent, i64t.const_int(1, false), "last")?;
         let pos = Pos { i: iv, last: Some(last) };
         self.body(&n.body, pos, &base, &mut elems, &accs, &n.stores)?;
@@ -997,25 +1006,40 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// The current element of array `v`: a temporary of this iteration, or
     /// one load per iteration however many bodies read it (a shared read).
-    fn element(&mut self, v: VarId, pos: Pos<'ctx>, order: u8, base: &HashMap<VarId, PointerValue<'ctx>>, elems: &mut Elems<'ctx>) -> R<BasicValueEnum<'ctx>> {
-        if let Some(e) = elems.get(&(v, order)) {
+    fn element(&mut self, v: VarId, pos: Pos<'ctx>, order: u32, base: &HashMap<VarId, PointerValue<'ctx>>, elems: &mut Elems<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        if let Some(e) = elems.vals.get(&(v, order)) {
             return Ok(*e);
         }
         let p = self.f.var(v).ty.prim();
         let t = mem_ty(self.cx, p);
-        let i = self.index(pos, order)?;
+        let i = self.index(pos, order, base, elems)?;
         let ep = unsafe { self.b.build_in_bounds_gep(t, base[&v], &[i], "p")? };
         let x = self.b.build_load(t, ep, &format!("{}.elt", self.name(v)))?;
         let x = self.from_mem(x, p)?;
-        elems.insert((v, order), x);
+        elems.vals.insert((v, order), x);
         Ok(x)
     }
 
-    /// The index visited in this iteration by a leaf of the given order.
-    fn index(&mut self, pos: Pos<'ctx>, order: u8) -> R<IntValue<'ctx>> {
+    /// The index visited in this iteration by a leaf of the given order: the
+    /// iteration's, its mirror, or the index a gather reads (checked before
+    /// anything is evaluated there).
+    fn index(&mut self, pos: Pos<'ctx>, order: u32, base: &HashMap<VarId, PointerValue<'ctx>>, elems: &mut Elems<'ctx>) -> R<IntValue<'ctx>> {
         match (order, pos.last) {
+            (0, _) | (1, None) => Ok(pos.i),
             (1, Some(last)) => self.b.build_int_sub(last, pos.i, "mirror"),
-            _ => Ok(pos.i),
+            (label, _) => {
+                if let Some(k) = elems.idx.get(&label) {
+                    return Ok(*k);
+                }
+                let gi = self.labels.iter().find(|g| g.label == label).cloned().expect("loop IR: a label without its gather");
+                let k = self.element(gi.index, pos, gi.order, base, elems)?.into_int_value();
+                let len = self.size(gi.source)?;
+                let bad = self.b.build_int_compare(IntPredicate::UGE, k, len, "out_of_range")?;
+                let msg = format!("{}: index out of range in gather '{}'", self.f.location(gi.span), gi.name);
+                self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(len))?;
+                elems.idx.insert(label, k);
+                Ok(k)
+            }
         }
     }
 
@@ -1048,7 +1072,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         self.put(outs, rs, pos, o, base, elems, stores)
                     }
                     LoopBody::FromIndex { f, outs, .. } => {
-                        let i = self.index(pos, o)?;
+                        let i = self.index(pos, o, base, elems)?;
                         let rs = self.lambda(f, &[i.into()])?;
                         self.put(outs, rs, pos, o, base, elems, stores)
                     }
@@ -1057,14 +1081,18 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         let rs = reads.iter().map(|r| self.element(*r, pos, 1 - o, base, elems)).collect::<R<Vec<_>>>()?;
                         self.put(outs, rs, pos, o, base, elems, stores)
                     }
-                    LoopBody::Gather { name, index, source, outs, span } => {
-                        let k = self.element(*index, pos, o, base, elems)?.into_int_value();
-                        let len = self.size(source[0])?;
-                        let bad = self.b.build_int_compare(IntPredicate::UGE, k, len, "out_of_range")?;
-                        let msg = format!("{}: index out of range in gather '{}'", self.f.location(*span), name);
-                        self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(len))?;
+                    LoopBody::Gather { index, source, outs, .. } => {
+                        // The label's index is this gather's index element,
+                        // checked; its source elements are either computed
+                        // at that index by fused producers or read from memory.
+                        let label = self.labels.iter().find(|g| g.index == *index && g.source == source[0]).map(|g| g.label).unwrap_or(0);
+                        let k = self.index(pos, label, base, elems)?;
                         let mut rs = vec![];
                         for src in source {
+                            if let Some(v) = elems.vals.get(&(*src, label)) {
+                                rs.push(*v);
+                                continue;
+                            }
                             let p = self.f.var(*src).ty.prim();
                             let t = mem_ty(self.cx, p);
                             let ep = unsafe { self.b.build_in_bounds_gep(t, base[src], &[k], "g")? };
@@ -1134,7 +1162,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let i64t = self.cx.i64_type();
         let j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
         // Values made under the guard do not dominate what follows it.
-        let mut inner: Elems<'ctx> = HashMap::new();
+        let mut inner: Elems<'ctx> = Elems::default();
         // At the sub-rate, the index is the cursor (filters run left to right).
         let sub = Pos { i: j, last: None };
         self.put(outs, args, sub, 0, base, &mut inner, stores)?;
@@ -1154,14 +1182,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         outs: &[VarId],
         rs: Vec<BasicValueEnum<'ctx>>,
         pos: Pos<'ctx>,
-        order: u8,
+        order: u32,
         base: &HashMap<VarId, PointerValue<'ctx>>,
         elems: &mut Elems<'ctx>,
         stores: &[VarId],
     ) -> R<()> {
-        let i = self.index(pos, order)?;
+        let i = self.index(pos, order, base, elems)?;
         for (o, v) in outs.iter().zip(rs) {
-            elems.insert((*o, order), v);
+            elems.vals.insert((*o, order), v);
             if stores.contains(o) {
                 let t = mem_ty(self.cx, self.f.var(*o).ty.prim());
                 let ep = unsafe { self.b.build_in_bounds_gep(t, base[o], &[i], "q")? };

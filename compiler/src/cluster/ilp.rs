@@ -34,6 +34,7 @@ impl Model {
     pub fn assignment(&self, f: &Function, g: &DepGraph, c: &Clustering) -> Vec<f64> {
         let of = c.cluster_of();
         let orders = afc_ir::cluster::orders(f, g, c).unwrap_or_else(|_| vec![0; g.len()]);
+        let sibs = g.siblings();
         let mut v = vec![0.0; self.lp.vars.len()];
         for n in g.nodes() {
             v[self.pi[n.0 as usize].0] = of[&n] as f64;
@@ -44,9 +45,10 @@ impl Model {
             v[x.0] = apart(*a, *b);
         }
         // Siblings share a read only in one cluster and in one order.
-        let read = |n: NodeId| orders[n.0 as usize] ^ f.node(n).flips_order() as u8;
         for ((a, b), s) in &self.fused_siblings {
-            v[s.0] = if of[a] == of[b] && read(*a) == read(*b) { 0.0 } else { 1.0 };
+            let x = sibs[&(*a, *b)][0];
+            let same = afc_ir::cluster::read_order(f, g, &orders, x, *a) == afc_ir::cluster::read_order(f, g, &orders, x, *b);
+            v[s.0] = if of[a] == of[b] && same { 0.0 } else { 1.0 };
         }
         let manifest = c.manifest(f, g);
         for (arr, m) in &self.manifest {
@@ -101,47 +103,73 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
         fused_siblings.insert((a, b), s);
     }
 
-    // Traversal orders (papers/002 §4.2, restricted to 0 and 1): o_a is the
-    // order node a produces its output in; it reads its input in o_a, or
-    // 1 − o_a for a reverse. A fused edge needs the orders to meet; a
-    // shared read needs both readers to read in one order.
+    // Traversal orders (papers/002 §4.2): o_a is the order node a
+    // produces its output in: 0, 1, or a gather's label (2 ..= g+1) when it
+    // is evaluated at that gather's indices. A fused edge needs the
+    // consumer's read order (its own; the opposite for a reverse; the label
+    // for a gather's source) to be the producer's; a shared read needs one
+    // read order; only maps, generates and gathers may take a label.
+    let gcount = g.gathers() as f64;
+    let big = gcount + 2.0;
     let order: Vec<LpVar> = g
         .nodes()
         .map(|a| {
-            let (lo, hi) = match f.node(a).fixed_order() {
+            let node = f.node(a);
+            let whole = node.outputs().iter().any(|v| g.forced_manifest.contains(v));
+            let (lo, hi) = match node.fixed_order() {
                 Some(o) => (o as f64, o as f64),
+                None if node.index_computable() && !whole => (0.0, 1.0 + gcount),
                 None => (0.0, 1.0),
             };
             lp.var(format!("o_{}", a.0), lo, hi, true)
         })
         .collect();
-    // The read order of c as linear terms plus a constant.
-    let read_order = |c: NodeId| -> (Vec<(LpVar, f64)>, f64) {
-        if f.node(c).flips_order() {
+    // The order in which c reads x, as linear terms plus a constant.
+    let read_order = |x: VarId, c: NodeId| -> (Vec<(LpVar, f64)>, f64) {
+        if let Some(l) = g.gathered_order(x, c) {
+            (vec![], l as f64)
+        } else if f.node(c).flips_order() {
             (vec![(order[c.0 as usize], -1.0)], 1.0)
         } else {
             (vec![(order[c.0 as usize], 1.0)], 0.0)
         }
     };
     for ((a, b), x) in &fused_edges {
-        let (rt, rc) = read_order(*b);
-        // −x ≤ o_a − read(b) ≤ x
-        let mut lo = vec![(order[a.0 as usize], 1.0), (*x, 1.0)];
+        let arr = g.edge(*a, *b).unwrap().vars[0];
+        let (rt, rc) = read_order(arr, *b);
+        // −M·x ≤ o_a − read(b) ≤ M·x
+        let mut lo = vec![(order[a.0 as usize], 1.0), (*x, big)];
         lo.extend(rt.iter().map(|(v, c)| (*v, -c)));
         lp.row(format!("order_lo_{}_{}", a.0, b.0), lo, rc, f64::INFINITY);
-        let mut hi = vec![(order[a.0 as usize], 1.0), (*x, -1.0)];
+        let mut hi = vec![(order[a.0 as usize], 1.0), (*x, -big)];
         hi.extend(rt.iter().map(|(v, c)| (*v, -c)));
         lp.row(format!("order_hi_{}_{}", a.0, b.0), hi, f64::NEG_INFINITY, rc);
     }
+    // A node runs at a gather's label only to feed a fused consumer there:
+    // o_a ≤ 1 + g·(number of its fused out-edges), i.e.
+    // o_a + g·Σ x ≤ 1 + g·|out|.
+    if gcount > 0.0 {
+        for a in g.nodes() {
+            if !f.node(a).index_computable() {
+                continue;
+            }
+            let outs: Vec<LpVar> = fused_edges.iter().filter(|((p, _), _)| *p == a).map(|(_, x)| *x).collect();
+            let mut terms = vec![(order[a.0 as usize], 1.0)];
+            terms.extend(outs.iter().map(|x| (*x, gcount)));
+            lp.row(format!("feeds_{}", a.0), terms, f64::NEG_INFINITY, 1.0 + gcount * outs.len() as f64);
+        }
+    }
+    let sibs = g.siblings();
     for ((a, b), s) in &fused_siblings {
-        let (ra, ca) = read_order(*a);
-        let (rb, cb) = read_order(*b);
-        // −s ≤ read(a) − read(b) ≤ s
+        let arr = sibs[&(*a, *b)][0];
+        let (ra, ca) = read_order(arr, *a);
+        let (rb, cb) = read_order(arr, *b);
+        // −M·s ≤ read(a) − read(b) ≤ M·s
         let mut lo: Vec<(LpVar, f64)> = ra.clone();
         lo.extend(rb.iter().map(|(v, c)| (*v, -c)));
         let mut hi = lo.clone();
-        lo.push((*s, 1.0));
-        hi.push((*s, -1.0));
+        lo.push((*s, big));
+        hi.push((*s, -big));
         lp.row(format!("sib_order_lo_{}_{}", a.0, b.0), lo, cb - ca, f64::INFINITY);
         lp.row(format!("sib_order_hi_{}_{}", a.0, b.0), hi, f64::NEG_INFINITY, cb - ca);
     }
@@ -158,10 +186,20 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
     }
     let mut manifest: IndexMap<VarId, LpVar> = IndexMap::new();
     for v in &arrays {
-        let forced = g.forced_manifest.contains(v);
+        // Read over a fusion-preventing edge (the consumer must wait for
+        // the producer for another reason too): written whatever happens.
+        let prod0 = producers[v.0 as usize].unwrap();
+        let over_preventing =
+            g.readers.get(v).into_iter().flatten().any(|c| g.edge(prod0, *c).map(|e| !e.is_fusible()).unwrap_or(false));
+        let forced = g.forced_manifest.contains(v) || over_preventing;
         let m = lp.var(format!("m_{}", v.0), if forced { 1.0 } else { 0.0 }, 1.0, true);
         manifest.insert(*v, m);
         let prod = producers[v.0 as usize].unwrap();
+        // An array written to memory is computed whole: its producer runs
+        // in order 0 or 1, not at a gather's indices (papers/002 (11)).
+        if gcount > 0.0 && f.node(prod).index_computable() {
+            lp.row(format!("whole_{}", v.0), vec![(order[prod.0 as usize], 1.0), (m, gcount)], f64::NEG_INFINITY, 1.0 + gcount);
+        }
         for c in g.readers.get(v).into_iter().flatten() {
             if let Some(x) = fused_edges.get(&(prod, *c)) {
                 lp.row(format!("manifest_{}_{}", v.0, c.0), vec![(*x, 1.0), (m, -1.0)], f64::NEG_INFINITY, 0.0);
@@ -270,7 +308,7 @@ pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
         Some(clusters) => Clustering {
             clusters,
             how: format!("{} (objective {})", how, sol.objective),
-            orders: m.order.iter().map(|o| sol.get(*o).round() as u8).collect(),
+            orders: m.order.iter().map(|o| sol.get(*o).round() as u32).collect(),
         },
         None => internal_error(f, &m, "the solution's clusters depend on each other cyclically"),
     };

@@ -57,15 +57,17 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &ClusterConfig) -> Clustering {
 /// Splits groups into the connected components of edges and shared reads
 /// (two readers of one array in one order, given the nodes' traversal
 /// orders) between their members (decision 8): one iteration space each.
-pub fn split_components(f: &Function, g: &DepGraph, groups: Vec<Vec<NodeId>>, orders: &[u8]) -> Vec<Vec<NodeId>> {
+pub fn split_components(f: &Function, g: &DepGraph, groups: Vec<Vec<NodeId>>, orders: &[u32]) -> Vec<Vec<NodeId>> {
     let sib = g.siblings();
-    let read = |n: NodeId| orders[n.0 as usize] ^ f.node(n).flips_order() as u8;
     let mut out = vec![];
     for members in groups {
         let mut u = Groups::new(g.len());
         for (i, a) in members.iter().enumerate() {
             for b in &members[i + 1..] {
-                let shared = sib.contains_key(&((*a).min(*b), (*a).max(*b))) && read(*a) == read(*b);
+                let shared = sib
+                    .get(&((*a).min(*b), (*a).max(*b)))
+                    .map(|xs| xs.iter().any(|x| afc_ir::cluster::read_order(f, g, orders, *x, *a) == afc_ir::cluster::read_order(f, g, orders, *x, *b)))
+                    .unwrap_or(false);
                 let linked = g.edge(*a, *b).is_some() || g.edge(*b, *a).is_some() || shared;
                 if linked {
                     u.union(a.0 as usize, b.0 as usize);

@@ -100,30 +100,69 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
     }
     // Traversal orders, as in the edge-local model: a fused edge needs the
     // producer's order to be the consumer's read order.
+    let gcount = g.gathers() as f64;
+    let big = gcount + 2.0;
     let order: Vec<LpVar> = nodes
         .iter()
         .map(|a| {
-            let (lo, hi) = f.node(*a).fixed_order().map(|o| (o as f64, o as f64)).unwrap_or((0.0, 1.0));
+            let node = f.node(*a);
+            let whole = node.outputs().iter().any(|v| g.forced_manifest.contains(v));
+            let (lo, hi) = match node.fixed_order() {
+                Some(o) => (o as f64, o as f64),
+                None if node.index_computable() && !whole => (0.0, 1.0 + gcount),
+                None => (0.0, 1.0),
+            };
             lp.var(format!("o_{}", a.0), lo, hi, true)
         })
         .collect();
     for (a, b, e) in g.edges() {
         let Some(&v) = x.get(&key(a, b)) else { continue };
-        if !e.is_fusible() {
-            continue;
-        }
+        let afc_ir::graph::EdgeKind::Fusible { order: label } = e.kind else { continue };
         let (oa, ob) = (order[a.0 as usize], order[b.0 as usize]);
-        // read(b) = o_b, or 1 − o_b for a reverse.
-        let (cb, k) = if f.node(b).flips_order() { (1.0, 1.0) } else { (-1.0, 0.0) };
-        lp.row(format!("order_lo_{}_{}", a.0, b.0), vec![(oa, 1.0), (ob, cb), (v, 1.0)], k, f64::INFINITY);
-        lp.row(format!("order_hi_{}_{}", a.0, b.0), vec![(oa, 1.0), (ob, cb), (v, -1.0)], f64::NEG_INFINITY, k);
+        // o_a = read(b): o_b, 1 − o_b for a reverse, or a gather's label.
+        let (terms, k): (Vec<(LpVar, f64)>, f64) = if label >= 2 {
+            (vec![(oa, 1.0)], label as f64)
+        } else if f.node(b).flips_order() {
+            (vec![(oa, 1.0), (ob, 1.0)], 1.0)
+        } else {
+            (vec![(oa, 1.0), (ob, -1.0)], 0.0)
+        };
+        let mut lo = terms.clone();
+        lo.push((v, big));
+        let mut hi = terms;
+        hi.push((v, -big));
+        lp.row(format!("order_lo_{}_{}", a.0, b.0), lo, k, f64::INFINITY);
+        lp.row(format!("order_hi_{}_{}", a.0, b.0), hi, f64::NEG_INFINITY, k);
     }
+    // A node runs at a gather's label only to feed a fused consumer there.
+    if gcount > 0.0 {
+        for a in &nodes {
+            if !f.node(*a).index_computable() {
+                continue;
+            }
+            let outs: Vec<LpVar> = g.edges().filter(|(p, _, e)| *p == *a && e.is_fusible()).filter_map(|(p, q, _)| x.get(&key(p, q)).copied()).collect();
+            let mut terms = vec![(order[a.0 as usize], 1.0)];
+            terms.extend(outs.iter().map(|v| (*v, gcount)));
+            lp.row(format!("feeds_{}", a.0), terms, f64::NEG_INFINITY, 1.0 + gcount * outs.len() as f64);
+        }
+    }
+    // An array-producing node running at a gather's indices is not written
+    // whole, so its array must be contracted (c = 0 forces order ≤ 1 below).
 
     // Contraction: c_i = 0 only if every consumer of i's array is fused with it.
     let mut c: IndexMap<NodeId, LpVar> = IndexMap::new();
     for a in &nodes {
         if f.var(f.node(*a).outputs()[0]).ty.is_array() {
             c.insert(*a, lp.binary(format!("c_{}", a.0)));
+        }
+    }
+    for a in &nodes {
+        if let Some(&ca) = c.get(a) {
+            if gcount > 0.0 && f.node(*a).index_computable() {
+                // c_a = 1 (uncontracted) ⇒ o_a ≤ 1. Results are not forced
+                // manifest in this model, so also bound their order.
+                lp.row(format!("whole_{}", a.0), vec![(order[a.0 as usize], 1.0), (ca, gcount)], f64::NEG_INFINITY, 1.0 + gcount);
+            }
         }
     }
     for (a, b, e) in g.edges() {
@@ -175,7 +214,7 @@ pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
             groups.union(a.0 as usize, b.0 as usize);
         }
     }
-    let orders: Vec<u8> = m.order.iter().map(|o| sol.get(*o).round() as u8).collect();
+    let orders: Vec<u32> = m.order.iter().map(|o| sol.get(*o).round() as u32).collect();
     let clusters = super::split_components(f, g, groups.groups(), &orders);
     let clusters = order_clusters(f, g, clusters).unwrap_or_else(|| {
         eprintln!("internal compiler error: the all-pairs ILP's clusters are cyclic\n{}", m.lp.to_lp_format());
