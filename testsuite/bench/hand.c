@@ -33,3 +33,20 @@ void hand_normalize2(const double *restrict xs, int64_t n, double *restrict ys1,
         ys2[i] = xs[i] / sum2;
     }
 }
+
+void hand_singleLoop(const double *restrict as, int64_t n, double *restrict out) {
+    for (int64_t i = 0; i < n; i++) {
+        double c = as[i] * 3.0;
+        out[i] = as[n - 1 - i] + c + (c + 1.0);
+    }
+}
+
+int hand_gathered(const int64_t *restrict is, int64_t m, const double *restrict xs, int64_t n, double *restrict out) {
+    for (int64_t j = 0; j < m; j++) {
+        int64_t k = is[j];
+        if (k < 0 || k >= n) return 1;
+        double x = xs[k];
+        out[j] = (x * x + 1.0) + (double)k;
+    }
+    return 0;
+}

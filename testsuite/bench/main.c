@@ -13,10 +13,14 @@ DECL(normalizeInc, afc_f64_1d, afc_f64_1d *)
 DECL(dotp, afc_f64_1d, afc_f64_1d, double *)
 DECL(diag, afc_f64_1d, afc_f64_1d *, afc_f64_1d *)
 DECL(normalize2, afc_f64_1d, afc_f64_1d *, afc_f64_1d *)
+DECL(singleLoop, afc_f64_1d, afc_f64_1d *)
+DECL(gathered, afc_i64_1d, afc_f64_1d, afc_f64_1d *)
 void hand_normalizeInc(const double *, int64_t, double *);
 double hand_dotp(const double *, const double *, int64_t);
 void hand_diag(const double *, int64_t, double *, double *);
 void hand_normalize2(const double *, int64_t, double *, double *);
+void hand_singleLoop(const double *, int64_t, double *);
+int hand_gathered(const int64_t *, int64_t, const double *, int64_t, double *);
 
 static double now(void) {
     struct timespec t;
@@ -75,6 +79,19 @@ int main(int argc, char **argv) {
     TIME(f, { afc_f64_1d a = {o1, {N}}, b = {o2, {N}}; if (normalize2_fused(X, &a, &b)) abort(); });
     TIME(u, { afc_f64_1d a = {o1, {N}}, b = {o2, {N}}; if (normalize2_unfused(X, &a, &b)) abort(); });
     report("normalize2", h, f, u);
+
+    TIME(h, hand_singleLoop(xs, N, o1));
+    TIME(f, { afc_f64_1d a = {o1, {N}}; if (singleLoop_fused(X, &a)) abort(); });
+    TIME(u, { afc_f64_1d a = {o1, {N}}; if (singleLoop_unfused(X, &a)) abort(); });
+    report("singleLoop", h, f, u);
+
+    int64_t *is = malloc(N * sizeof(int64_t));
+    for (int64_t i = 0; i < N; i++) is[i] = (i * 7919) % N;
+    afc_i64_1d I = {is, {N}};
+    TIME(h, if (hand_gathered(is, N, xs, N, o1)) abort());
+    TIME(f, { afc_f64_1d a = {o1, {N}}; if (gathered_fused(I, X, &a)) abort(); });
+    TIME(u, { afc_f64_1d a = {o1, {N}}; if (gathered_unfused(I, X, &a)) abort(); });
+    report("gathered", h, f, u);
 
     if (sink == 42.0) printf("\n");
     return 0;
