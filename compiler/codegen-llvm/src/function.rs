@@ -912,18 +912,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // Accumulators live below the loop: set before it.
         let mut accs: HashMap<String, Vec<PointerValue<'ctx>>> = HashMap::new();
         for l in &leaves {
-            if let LoopBody::Scan { name, init, outs, .. } = l {
-                let mut slots = vec![];
-                for (r, o) in outs.iter().zip(init) {
-                    let t = reg_ty(cx, self.f.var(*r).ty.prim());
-                    let slot = self.entry_alloca(t, &format!("{}.acc", self.name(*r)))?;
-                    let v = self.operand(o);
-                    self.b.build_store(slot, v)?;
-                    slots.push(slot);
-                }
-                accs.insert(name.clone(), slots);
-            }
-            if let LoopBody::ManyToOne { name, init, results, .. } = l {
+            let acc = match l {
+                LoopBody::Scan { name, init, outs, .. } => Some((name, init, outs)),
+                LoopBody::ManyToOne { name, init, results, .. } => Some((name, init, results)),
+                _ => None,
+            };
+            if let Some((name, init, results)) = acc {
                 let mut slots = vec![];
                 for (r, o) in results.iter().zip(init) {
                     let t = reg_ty(cx, self.f.var(*r).ty.prim());

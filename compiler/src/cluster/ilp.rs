@@ -10,7 +10,7 @@ use super::{order_clusters, Groups};
 use afc_ir::cluster::{verify, Clustering};
 use afc_ir::graph::DepGraph;
 use afc_ir::labelled::{Function, NodeId, VarId};
-use afc_ir::lp::{Lp, LpVar, SolveStatus};
+use afc_ir::lp::{Lp, LpVar};
 use indexmap::IndexMap;
 
 /// The model and how to read a clustering back from its solution.
@@ -282,15 +282,9 @@ pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
         return Clustering::new(vec![], "ilp: empty");
     }
     let m = model(f, g);
-    let sol = afc_cluster_cbc::solve(&m.lp, time_limit);
-    let how = match sol.status {
-        SolveStatus::Optimal => "ilp: optimal",
-        SolveStatus::Feasible => "ilp: time limit reached, best solution found used",
-        SolveStatus::None => {
-            let mut c = super::greedy::cluster(f, g);
-            c.how = "ilp: no solution within the time limit, greedy clustering used".into();
-            return c;
-        }
+    let (sol, how) = match super::solve_or_greedy(f, g, &m.lp, "ilp", time_limit) {
+        Ok(s) => s,
+        Err(greedy) => return greedy,
     };
     let mut groups = Groups::new(g.len());
     for ((a, b), x) in &m.fused_edges {

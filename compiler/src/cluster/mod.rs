@@ -126,6 +126,24 @@ pub fn order_clusters(f: &Function, g: &DepGraph, mut groups: Vec<Vec<NodeId>>) 
     }
 }
 
+/// Solves a clustering ILP (decision 7): the solution and how it was found
+/// (optimal, or the best found within the time limit), or the greedy
+/// clustering when the solver found none.
+pub fn solve_or_greedy(f: &Function, g: &DepGraph, lp: &afc_ir::lp::Lp, model: &str, time_limit: f64) -> Result<(afc_ir::lp::Solution, String), Clustering> {
+    use afc_ir::lp::SolveStatus;
+    let sol = afc_cluster_cbc::solve(lp, time_limit);
+    let how = match sol.status {
+        SolveStatus::Optimal => format!("{}: optimal", model),
+        SolveStatus::Feasible => format!("{}: time limit reached, best solution found used", model),
+        SolveStatus::None => {
+            let mut c = greedy::cluster(f, g);
+            c.how = format!("{}: no solution within the time limit, greedy clustering used", model);
+            return Err(c);
+        }
+    };
+    Ok((sol, how))
+}
+
 /// A tiny union-find over node ids.
 pub struct Groups {
     parent: Vec<usize>,
