@@ -177,7 +177,16 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
                 r.push(c);
             }
             if let Some(p) = producer[x.0 as usize] {
-                add(&mut graph, p, c, EdgeKind::Fusible { order: 0 }, *x);
+                // A filtered array has no known end while it is produced, so
+                // a reverse reads it from memory (DESIGN.md decision 8b).
+                let filtered = sizes.of_array.get(x).map(|s| sizes.transducer[s.0 as usize].is_some()).unwrap_or(false);
+                let kind = if node.flips_order() && filtered {
+                    forced_manifest.insert(*x);
+                    EdgeKind::Preventing { reason: format!("'{}' is a filtered array, reversed only once complete", f.var(*x).name) }
+                } else {
+                    EdgeKind::Fusible { order: 0 }
+                };
+                add(&mut graph, p, c, kind, *x);
             }
         }
         // A gather reads its source at its own label's order.

@@ -155,6 +155,12 @@ pub fn run(f: &Function, args: &[Value]) -> R<Vec<Value>> {
             Item::Node(n) => node(f, &mut env, f.node(*n))?,
         }
     }
+    for (vs, span) in &f.same_size {
+        let lens: Vec<usize> = vs.iter().map(|v| env.array(*v).len()).collect();
+        if lens.windows(2).any(|w| w[0] != w[1]) {
+            return Err(RuntimeError { kind: ErrorKind::SizeMismatch(format!("zip of arrays of lengths {:?}", lens)), span: *span });
+        }
+    }
     Ok(f.results
         .iter()
         .map(|l| match l.value {
@@ -165,6 +171,24 @@ pub fn run(f: &Function, args: &[Value]) -> R<Vec<Value>> {
 }
 
 fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
+    // Arrays streamed together (zipped, or the inputs of a map) share a size.
+    let ins = n.streamed_inputs();
+    if let Some(first) = ins.first() {
+        let len = env.array(*first).len();
+        if let Some(m) = ins.iter().map(|a| env.array(*a).len()).find(|m| *m != len) {
+            return Err(RuntimeError {
+                kind: ErrorKind::SizeMismatch(format!("{} over arrays of lengths {} and {}", n.combinator(), len, m)),
+                span: n.span,
+            });
+        }
+    }
+    let gathered = n.gathered_inputs();
+    if let Some(first) = gathered.first() {
+        let len = env.array(*first).len();
+        if let Some(m) = gathered.iter().map(|a| env.array(*a).len()).find(|m| *m != len) {
+            return Err(RuntimeError { kind: ErrorKind::SizeMismatch(format!("gather from arrays of lengths {} and {}", len, m)), span: n.span });
+        }
+    }
     match &n.kind {
         NodeKind::Map { f: l, inputs, outputs } => {
             let len = env.array(inputs[0]).len();
