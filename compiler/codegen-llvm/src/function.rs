@@ -1194,8 +1194,3 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 }
-
-#[allow(dead_code)]
-fn _desc<'ctx>(cx: &'ctx Context) -> BasicTypeEnum<'ctx> {
-    desc_ty(cx).as_basic_type_enum()
-}
