@@ -94,10 +94,20 @@ pub fn middle(file: &SourceFile, program: Program, opts: &Options) -> Result<Sta
                 continue;
             }
         };
+        if opts.verify {
+            if let Err(e) = afc_ir::sizes::verify(f, &sizes) {
+                ice("sizes", &e, &afc_ir::sizes::print(f, &sizes));
+            }
+        }
         if !f.exported {
             continue;
         }
         let graph = t.time("graph", || crate::graph::build(f, &sizes));
+        if opts.verify {
+            if let Err(e) = afc_ir::graph::verify(f, &graph) {
+                ice("graph", &e, &afc_ir::graph::print(f, &graph, &sizes));
+            }
+        }
         let clustering = t.time("cluster", || cluster::cluster(f, &graph, &opts.cluster));
         if opts.verbose {
             eprintln!("afc: fn {}: {} nodes, {} clusters ({})", f.name, graph.len(), clustering.clusters.len(), clustering.how);

@@ -149,3 +149,32 @@ pub fn print(f: &Function, g: &DepGraph, sizes: &Sizes) -> String {
     let _ = writeln!(out, "  manifest [{}]", forced.join(", "));
     out
 }
+
+/// Checks the graph against the program: one graph node per combinator;
+/// every edge goes from a node to a later one (node ids are a topological
+/// order) and carries variables its producer defines; every array a
+/// combinator streams from another combinator is on an edge between them.
+pub fn verify(f: &Function, g: &DepGraph) -> Result<(), String> {
+    if g.len() != f.nodes.len() {
+        return Err("the graph does not have one node per combinator".into());
+    }
+    let producers = f.producers();
+    for (a, b, e) in g.edges() {
+        if a >= b {
+            return Err(format!("edge '{}' -> '{}' goes backwards", f.node(a).name, f.node(b).name));
+        }
+        if let Some(v) = e.vars.iter().find(|v| producers[v.0 as usize] != Some(a)) {
+            return Err(format!("edge '{}' -> '{}' carries %{}, which '{}' does not define", f.node(a).name, f.node(b).name, f.var_name(*v), f.node(a).name));
+        }
+    }
+    for c in f.node_ids() {
+        for x in f.node(c).streamed_inputs().iter().chain(f.node(c).gathered_inputs()) {
+            if let Some(p) = producers[x.0 as usize] {
+                if g.edge(p, c).is_none() {
+                    return Err(format!("'{}' streams %{} but has no edge from '{}'", f.node(c).name, f.var_name(*x), f.node(p).name));
+                }
+            }
+        }
+    }
+    Ok(())
+}

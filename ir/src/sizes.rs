@@ -157,3 +157,44 @@ pub fn print(f: &Function, s: &Sizes) -> String {
     }
     out
 }
+
+/// Checks the sizes against the program: every array has a size; the
+/// arrays a combinator streams share its iteration size; a map's results
+/// have it too; a filter's results have a size made by that filter, whose
+/// parent is the filter's iteration size.
+pub fn verify(f: &Function, s: &Sizes) -> Result<(), String> {
+    use crate::labelled::NodeKind;
+    for v in 0..f.vars.len() as u32 {
+        let v = VarId(v);
+        if f.var(v).ty.is_array() && !s.of_array.contains_key(&v) {
+            return Err(format!("array %{} has no size", f.var_name(v)));
+        }
+    }
+    for n in f.node_ids() {
+        let node = f.node(n);
+        let it = s.of_node(n);
+        for x in node.streamed_inputs() {
+            if s.of_array[x] != it {
+                return Err(format!("'{}' streams %{} of another size", node.name, f.var_name(*x)));
+            }
+        }
+        match &node.kind {
+            NodeKind::Filter { outputs, .. } => {
+                let out = s.of_array[&outputs[0]];
+                if s.transducer[out.0 as usize] != Some(n) {
+                    return Err(format!("filter '{}''s result size is not its own", node.name));
+                }
+            }
+            NodeKind::Fold { .. } => {}
+            NodeKind::Gather { .. } => {}
+            _ => {
+                for o in node.outputs() {
+                    if s.of_array[o] != it {
+                        return Err(format!("'{}' makes %{} of another size than it iterates", node.name, f.var_name(*o)));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
