@@ -109,6 +109,11 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
             }
         }
     }
+    for n in f.node_ids() {
+        if f.node(n).writes_randomly() {
+            forced_manifest.extend(f.node(n).outputs().iter().copied());
+        }
+    }
     let mut graph: DiGraph<NodeId, Edge> = DiGraph::new();
     for n in f.node_ids() {
         graph.add_node(n);
@@ -177,6 +182,10 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
                 r.push(c);
             }
             if let Some(p) = producer[x.0 as usize] {
+                if f.node(p).writes_randomly() {
+                    add(&mut graph, p, c, EdgeKind::Preventing { reason: format!("'{}' is written at random positions, complete only after its loop", f.var(*x).name) }, *x);
+                    continue;
+                }
                 // A filtered array has no known end while it is produced, so
                 // a reverse reads it from memory (DESIGN.md decision 8b).
                 let filtered = sizes.of_array.get(x).map(|s| sizes.transducer[s.0 as usize].is_some()).unwrap_or(false);

@@ -87,6 +87,14 @@ pub fn lower(
                 outs: outputs.clone(),
                 span: node.span,
             },
+            NodeKind::Scatter { op, dest, src, outputs } => LoopBody::Scatter {
+                name: node.name.clone(),
+                dest: dest.clone(),
+                src: src.clone(),
+                op: lam(op),
+                outs: outputs.clone(),
+                span: node.span,
+            },
             NodeKind::Filter { p, inputs, outputs, count } => LoopBody::Filter {
                 name: node.name.clone(),
                 reads: inputs.clone(),
@@ -163,6 +171,7 @@ pub fn lower(
                 }
             }
         }
+        // (A scatter's outputs are always manifest: forced by the graph.)
         // The nest iterates at its root rate: nodes at a gather's label run
         // at that gather's indices, not over their own size.
         let root = members

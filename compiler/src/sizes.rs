@@ -98,8 +98,15 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
     for n in f.node_ids() {
         let node = f.node(n);
         let mut group: Vec<VarId> = node.streamed_inputs().to_vec();
-        if !matches!(node.kind, NodeKind::Fold { .. } | NodeKind::Filter { .. }) {
+        if !matches!(node.kind, NodeKind::Fold { .. } | NodeKind::Filter { .. } | NodeKind::Scatter { .. }) {
             group.extend(node.outputs());
+        }
+        if let NodeKind::Scatter { dest, outputs, .. } = &node.kind {
+            // The result has the destination's size; dest's leaves share one.
+            let all: Vec<VarId> = dest.iter().chain(outputs).copied().collect();
+            for w in all.windows(2) {
+                unify(&mut uf, w[0], w[1], node.span)?;
+            }
         }
         if let NodeKind::Filter { outputs, count, .. } = &node.kind {
             // A transducer: its result has a rigid size of its own.

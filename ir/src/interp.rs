@@ -296,6 +296,28 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
+        NodeKind::Scatter { op, dest, src, outputs } => {
+            let mut outs: Vec<Vec<Scalar>> = dest.iter().map(|d| env.array(*d).clone()).collect();
+            let len = outs[0].len() as i64;
+            for j in 0..env.array(src[0]).len() {
+                let i = env.array(src[0])[j].as_i64();
+                if i < 0 {
+                    continue;
+                }
+                if i >= len {
+                    return Err(RuntimeError { kind: ErrorKind::IndexOutOfRange { index: i, len }, span: n.span });
+                }
+                let mut args: Vec<Scalar> = outs.iter().map(|o| o[i as usize]).collect();
+                args.extend(src[1..].iter().map(|v| env.array(*v)[j]));
+                let r = call(f, env, op, &args)?;
+                for (o, v) in outs.iter_mut().zip(r) {
+                    o[i as usize] = v;
+                }
+            }
+            for (o, v) in outputs.iter().zip(outs) {
+                env.slots[o.0 as usize] = Slot::A(v);
+            }
+        }
         NodeKind::Fold { op, init, inputs, outputs } => {
             let len = env.array(inputs[0]).len();
             let mut acc: Vec<Scalar> = init.iter().map(|o| env.scalar(o)).collect();

@@ -215,6 +215,11 @@ pub enum NodeKind {
     /// The identity that forbids fusing the producer of `inputs` with the
     /// consumers of `outputs`: `inputs` are manifest and read from memory.
     Force { f: Lambda, inputs: Vec<VarId>, outputs: Vec<VarId> },
+    /// `outputs` = a copy of `dest`, then for each `(index[j], values[j])`,
+    /// `outputs[i] = op(outputs[i], v)`; a negative index is skipped. The
+    /// lambda's parameters are the old element's leaves then the value's.
+    /// `src[0]` is the index array, `src[1..]` the value leaves.
+    Scatter { op: Lambda, dest: Vec<VarId>, src: Vec<VarId>, outputs: Vec<VarId> },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,6 +261,7 @@ impl Node {
             NodeKind::Reverse { .. } => "reverse",
             NodeKind::Gather { .. } => "gather",
             NodeKind::Force { .. } => "force",
+            NodeKind::Scatter { .. } => "scatter",
         }
     }
     /// Arrays read element by element in iteration order (fusible inputs).
@@ -268,6 +274,7 @@ impl Node {
             | NodeKind::Reverse { inputs, .. }
             | NodeKind::Force { inputs, .. } => inputs,
             NodeKind::Gather { index, .. } => std::slice::from_ref(index),
+            NodeKind::Scatter { src, .. } => src,
             NodeKind::Generate { .. } => &[],
         }
     }
@@ -277,7 +284,9 @@ impl Node {
     /// `scanr` right to left. The others may run in either order.
     pub fn fixed_order(&self) -> Option<u8> {
         match &self.kind {
-            NodeKind::Fold { .. } | NodeKind::Filter { .. } => Some(0),
+            // A scatter applies its updates in source order, so that duplicate
+            // indices combine as the interpreter does.
+            NodeKind::Fold { .. } | NodeKind::Filter { .. } | NodeKind::Scatter { .. } => Some(0),
             NodeKind::Scan { dir, .. } => Some(if *dir == ScanKind::Right { 1 } else { 0 }),
             _ => None,
         }
@@ -292,8 +301,14 @@ impl Node {
     pub fn whole_inputs(&self) -> &[VarId] {
         match &self.kind {
             NodeKind::Force { inputs, .. } => inputs,
+            NodeKind::Scatter { dest, .. } => dest,
             _ => &[],
         }
+    }
+    /// Does the node write its outputs at random positions (so they are
+    /// complete only after its loop)?
+    pub fn writes_randomly(&self) -> bool {
+        matches!(self.kind, NodeKind::Scatter { .. })
     }
     /// Arrays read at the indices a gather's index array gives (its source):
     /// fusible only with a producer that can compute any element on demand.
@@ -320,7 +335,8 @@ impl Node {
             | NodeKind::Scan { outputs, .. }
             | NodeKind::Reverse { outputs, .. }
             | NodeKind::Gather { outputs, .. }
-            | NodeKind::Force { outputs, .. } => outputs,
+            | NodeKind::Force { outputs, .. }
+            | NodeKind::Scatter { outputs, .. } => outputs,
         }
     }
     /// Every variable the node defines: its outputs and a filter's count.
@@ -338,7 +354,7 @@ impl Node {
             | NodeKind::Reverse { f, .. }
             | NodeKind::Gather { f, .. }
             | NodeKind::Force { f, .. } => f,
-            NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } => op,
+            NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } | NodeKind::Scatter { op, .. } => op,
             NodeKind::Filter { p, .. } => p,
         }
     }
@@ -349,14 +365,19 @@ impl Node {
             | NodeKind::Reverse { f, .. }
             | NodeKind::Gather { f, .. }
             | NodeKind::Force { f, .. } => f,
-            NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } => op,
+            NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } | NodeKind::Scatter { op, .. } => op,
             NodeKind::Filter { p, .. } => p,
         }
     }
     /// Scalar operands outside the worker (sizes, initial values).
     pub fn scalar_args(&self) -> Vec<Operand> {
         match &self.kind {
-            NodeKind::Map { .. } | NodeKind::Filter { .. } | NodeKind::Reverse { .. } | NodeKind::Gather { .. } | NodeKind::Force { .. } => vec![],
+            NodeKind::Map { .. }
+            | NodeKind::Filter { .. }
+            | NodeKind::Reverse { .. }
+            | NodeKind::Gather { .. }
+            | NodeKind::Force { .. }
+            | NodeKind::Scatter { .. } => vec![],
             NodeKind::Generate { size, .. } => vec![*size],
             NodeKind::Fold { init, .. } | NodeKind::Scan { init, .. } => init.clone(),
         }
@@ -591,6 +612,10 @@ pub fn print_node(f: &Function, id: NodeId, indent: usize, out: &mut String) {
         }
         NodeKind::Gather { index, source, .. } => {
             let _ = writeln!(out, "{}node {} \"{}\": {} = gather(%{}, {})", pad, id.0, n.name, outs, f.var_name(*index), vars(f, source));
+        }
+        NodeKind::Scatter { op, dest, src, .. } => {
+            let _ = writeln!(out, "{}node {} \"{}\": {} = scatter({}; {})", pad, id.0, n.name, outs, vars(f, dest), vars(f, src));
+            print_lambda(f, op, indent + 1, out);
         }
         NodeKind::Filter { p, inputs, count, .. } => {
             let _ = writeln!(

@@ -44,6 +44,10 @@ pub enum LoopBody {
     Reverse { name: String, reads: Vec<VarId>, outs: Vec<VarId> },
     /// Streams `index`; reads `source[index[i]]` from memory (bounds-checked).
     Gather { name: String, index: VarId, source: Vec<VarId>, outs: Vec<VarId>, span: Span },
+    /// Before the loop `outs` is a copy of `dest`; each iteration combines
+    /// the value `src[1..]` into `outs[src[0]]` (skipped if negative,
+    /// bounds-checked otherwise).
+    Scatter { name: String, dest: Vec<VarId>, src: Vec<VarId>, op: Lambda, outs: Vec<VarId>, span: Span },
 }
 
 impl LoopBody {
@@ -55,7 +59,8 @@ impl LoopBody {
             | LoopBody::Filter { name, .. }
             | LoopBody::Scan { name, .. }
             | LoopBody::Reverse { name, .. }
-            | LoopBody::Gather { name, .. } => name,
+            | LoopBody::Gather { name, .. }
+            | LoopBody::Scatter { name, .. } => name,
         }
     }
     pub fn reads(&self) -> &[VarId] {
@@ -65,6 +70,7 @@ impl LoopBody {
             | LoopBody::Filter { reads, .. }
             | LoopBody::Scan { reads, .. }
             | LoopBody::Reverse { reads, .. } => reads,
+            LoopBody::Scatter { src, .. } => src,
             LoopBody::Gather { index, .. } => std::slice::from_ref(index),
             LoopBody::FromIndex { .. } => &[],
         }
@@ -77,7 +83,8 @@ impl LoopBody {
             | LoopBody::Filter { outs, .. }
             | LoopBody::Scan { outs, .. }
             | LoopBody::Reverse { outs, .. }
-            | LoopBody::Gather { outs, .. } => outs,
+            | LoopBody::Gather { outs, .. }
+            | LoopBody::Scatter { outs, .. } => outs,
             LoopBody::ManyToOne { .. } => &[],
         }
     }
@@ -85,7 +92,7 @@ impl LoopBody {
     pub fn lambda(&self) -> Option<&Lambda> {
         match self {
             LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } => Some(f),
-            LoopBody::ManyToOne { op, .. } | LoopBody::Scan { op, .. } => Some(op),
+            LoopBody::ManyToOne { op, .. } | LoopBody::Scan { op, .. } | LoopBody::Scatter { op, .. } => Some(op),
             LoopBody::Filter { p, .. } => Some(p),
             LoopBody::Reverse { .. } | LoopBody::Gather { .. } => None,
         }
@@ -279,6 +286,11 @@ fn print_body(lf: &LFunction, b: &Body, index: VarId, indent: usize, out: &mut S
                     vars(lf, reads),
                     lf.var_name(index)
                 );
+                let _ = writeln!(out, "{}  |{}|", pad, vars(lf, &op.params));
+                lambda_str(lf, op, indent + 2, out);
+            }
+            LoopBody::Scatter { name, dest, src, op, outs, .. } => {
+                let _ = writeln!(out, "{}Scatter \"{}\": ({}) = copy of ({}); at %{}[%{}] combine ({})", pad, name, vars(lf, outs), vars(lf, dest), lf.var_name(src[0]), lf.var_name(index), vars(lf, &src[1..]));
                 let _ = writeln!(out, "{}  |{}|", pad, vars(lf, &op.params));
                 lambda_str(lf, op, indent + 2, out);
             }

@@ -185,8 +185,7 @@ pub fn verify(f: &Function, s: &Sizes) -> Result<(), String> {
                     return Err(format!("filter '{}''s result size is not its own", node.name));
                 }
             }
-            NodeKind::Fold { .. } => {}
-            NodeKind::Gather { .. } => {}
+            NodeKind::Fold { .. } | NodeKind::Gather { .. } | NodeKind::Scatter { .. } => {}
             _ => {
                 for o in node.outputs() {
                     if s.of_array[o] != it {

@@ -2,7 +2,7 @@
 """Randomised differential testing: generates well-typed .acc programs of
 the compiled subset (map, zip, unzip, generate, iota, fold, filter — nested,
 fused and manifest — scanl, prescanl, scanr, reverse, force, gather,
-backpermute, length, scalar
+backpermute, scatter, length, scalar
 code with tuples, if, select, indexing, casts, built-ins) and random inputs,
 then checks with check-run.sh that every fusion mode, from C drivers with
 afc-allocated and caller-provided outputs, agrees with the reference
@@ -192,9 +192,24 @@ class Gen:
                 elif kind == 2:
                     lines.append("let %s = reverse(%s);" % (name, src))
                     arrays.append((name, et))
-                elif kind == 3:
+                elif kind == 3 and r.random() < 0.5:
                     lines.append("let %s = force(%s);" % (name, src))
                     arrays.append((name, et))
+                elif kind == 3:
+                    # A scatter into an array of any size, from this size.
+                    cls2 = r.choice([c for c in classes if classes[c]])
+                    dst, dt = r.choice(classes[cls2])
+                    x = self.fresh("z")
+                    ix = self.fresh("ix")
+                    if r.random() < 0.85:
+                        lines.append("let %s = map(|%s| (abs(i64(%s)) %% max(length(%s), 1)) - 1, %s);" % (ix, x, x, dst, src))
+                    else:
+                        lines.append("let %s = map(|%s| i64(%s), %s);" % (ix, x, x, src))
+                    vals = self.fresh("vs")
+                    lines.append("let %s = map(|%s| %s, %s);" % (vals, x, self.expr(dt, env + [(x, et)], [], 2), src))
+                    op = "|o, v| o + v" if dt in NUM else "|o, v| o ^ v"
+                    lines.append("let %s = scatter(%s, %s, zip(%s, %s));" % (name, op, dst, ix, vals))
+                    classes[cls2].append((name, dt))
                 else:
                     # A gather from any array, driven by indices of this size.
                     cls2 = r.choice([c for c in classes if classes[c]])

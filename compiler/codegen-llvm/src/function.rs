@@ -368,7 +368,7 @@ fn is_staged(f: &Function) -> bool {
             Step::Loop(n) => {
                 for l in n.body.leaves() {
                     // A gather's index may be out of range.
-                    if matches!(l, LoopBody::Gather { .. }) || l.lambda().map(lambda_fallible).unwrap_or(false) {
+                    if matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. }) || l.lambda().map(lambda_fallible).unwrap_or(false) {
                         return true;
                     }
                 }
@@ -946,6 +946,16 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
         }
+        // A scatter starts from a copy of its destination.
+        for l in &leaves {
+            if let LoopBody::Scatter { dest, outs, .. } = l {
+                for (d, o) in dest.iter().zip(outs) {
+                    let src = self.array_ptr(*d)?;
+                    let bytes = self.bytes(*d)?;
+                    self.b.build_memcpy(base[o], 1, src, 1, bytes)?;
+                }
+            }
+        }
         let pre = self.b.get_insert_block().unwrap();
         let header = cx.append_basic_block(self.func, &format!("cluster{}.header", n.cluster));
         let body = cx.append_basic_block(self.func, &format!("cluster{}.body", n.cluster));
@@ -1094,6 +1104,40 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                             rs.push(self.from_mem(x, p)?);
                         }
                         self.put(outs, rs, pos, o, base, elems, stores)
+                    }
+                    LoopBody::Scatter { name, dest, src, op, outs, span } => {
+                        let k = self.element(src[0], pos, o, base, elems)?.into_int_value();
+                        let i64t = self.cx.i64_type();
+                        let skip = self.b.build_int_compare(IntPredicate::SLT, k, i64t.const_zero(), "skip")?;
+                        let upd = self.cx.append_basic_block(self.func, &format!("{}.update", name));
+                        let next = self.cx.append_basic_block(self.func, &format!("{}.next", name));
+                        self.b.build_conditional_branch(skip, next, upd)?;
+                        self.b.position_at_end(upd);
+                        let len = self.size(dest[0])?;
+                        let bad = self.b.build_int_compare(IntPredicate::SGE, k, len, "out_of_range")?;
+                        let msg = format!("{}: index out of range in scatter '{}'", self.f.location(*span), name);
+                        self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(len))?;
+                        let mut args = vec![];
+                        let mut ptrs = vec![];
+                        for out in outs {
+                            let p = self.f.var(*out).ty.prim();
+                            let t = mem_ty(self.cx, p);
+                            let ep = unsafe { self.b.build_in_bounds_gep(t, base[out], &[k], "s")? };
+                            let old = self.b.build_load(t, ep, "old")?;
+                            args.push(self.from_mem(old, p)?);
+                            ptrs.push(ep);
+                        }
+                        for v in &src[1..] {
+                            args.push(self.element(*v, pos, o, base, elems)?);
+                        }
+                        let rs = self.lambda(op, &args)?;
+                        for (ep, v) in ptrs.iter().zip(rs) {
+                            let m = self.to_mem(v)?;
+                            self.b.build_store(*ep, m)?;
+                        }
+                        self.b.build_unconditional_branch(next)?;
+                        self.b.position_at_end(next);
+                        Ok(())
                     }
                     LoopBody::Scan { name, dir, reads, op, outs, .. } => {
                         let mut acc = vec![];

@@ -17,11 +17,11 @@ type R<T> = Result<T, Diagnostic>;
 
 /// Combinators of LANGUAGE.md that later issues compile; they are
 /// recognised (so their names are not "unknown") and rejected clearly.
-const NOT_YET: &[&str] = &["scatter", "permute", "cross", "transpose"];
+const NOT_YET: &[&str] = &["cross", "transpose"];
 
 /// The combinators this compiler turns into nodes.
 const COMBINATORS: &[&str] =
-    &["map", "generate", "iota", "fold", "filter", "scanl", "prescanl", "scanr", "reverse", "force", "gather", "backpermute"];
+    &["map", "generate", "iota", "fold", "filter", "scanl", "prescanl", "scanr", "reverse", "force", "gather", "backpermute", "scatter", "permute"];
 
 #[derive(Clone, Debug)]
 enum Val {
@@ -951,6 +951,39 @@ impl<'a> Elab<'a> {
                 self.push_node(span, NodeKind::Gather { f, index, source, outputs });
                 Ok(v)
             }
+            "scatter" => {
+                need(3)?;
+                let (dest, r, elem) = self.array(&args[1], "a scatter's destination")?;
+                if r != 1 {
+                    return Err(unsupported(args[1].span, "scatter into arrays of rank 2 or 3"));
+                }
+                let (src, r2, pair) = self.array(&args[2], "a scatter's source")?;
+                let want = ITy::Tuple(vec![ITy::Prim(Prim::I64), elem.clone()]);
+                if r2 != 1 || !self.u.unify(&pair, &want) {
+                    return Err(Diagnostic::error(
+                        args[2].span,
+                        format!("a scatter's source is an array of (index, value) pairs of type {}, found {}", self.u.show(&want), self.u.show(&ITy::Array(r2, Box::new(pair)))),
+                    ));
+                }
+                let (op, rty) = self.worker(&args[0], &[elem.clone(), elem.clone()], None)?;
+                if !self.u.unify(&rty, &elem) {
+                    return Err(Diagnostic::error(args[0].span, format!("the scatter operator returns {}, but the elements have type {}", self.u.show(&rty), self.u.show(&elem))));
+                }
+                let (outputs, v) = self.node_outputs(&elem, span)?;
+                self.push_node(span, NodeKind::Scatter { op, dest, src, outputs });
+                Ok(v)
+            }
+            "permute" => {
+                // permute(op, dest, f, xs) = scatter(op, dest, zip(map(f, iota(length(xs))), xs))
+                need(4)?;
+                let sp = span;
+                let e = |kind: ExprKind| Expr { kind, span: sp };
+                let call = |name: &str, args: Vec<Expr>| e(ExprKind::Call(ast::Ident { name: name.into(), span: sp }, args));
+                let len = call("length", vec![args[3].clone()]);
+                let idx = call("map", vec![args[2].clone(), call("iota", vec![len])]);
+                let src = call("zip", vec![idx, args[3].clone()]);
+                self.combinator("scatter", name_span, &[args[0].clone(), args[1].clone(), src], span)
+            }
             _ => unreachable!(),
         }
     }
@@ -1308,6 +1341,11 @@ fn propagate_copies(f: &mut Function) {
                     NodeKind::Gather { index, source, .. } => {
                         sub_var(&map, index);
                         source.iter_mut().for_each(|v| sub_var(&map, v));
+                    }
+                    NodeKind::Scatter { op, dest, src, .. } => {
+                        dest.iter_mut().for_each(|v| sub_var(&map, v));
+                        src.iter_mut().for_each(|v| sub_var(&map, v));
+                        block(&mut map, &mut op.body);
                     }
                 }
                 let l = n.lambda_mut();
