@@ -19,7 +19,7 @@ pub fn trees(f: &Function, g: &DepGraph, c: &Clustering) -> Vec<FusionTree> {
     c.clusters
         .iter()
         .map(|members| {
-            let ms = schedule(f, g, members, &ord, &label_of);
+            let ms = schedule(g, members, &ord, &label_of);
             let sizes = &g.sizes;
             let root = ms
                 .iter()
@@ -61,8 +61,7 @@ impl Ctx<'_> {
 /// Members in an order that respects the edges inside the cluster and puts
 /// the producer of a gather's indices before the nodes evaluated at them;
 /// ties by node id (source order).
-fn schedule(f: &Function, g: &DepGraph, members: &[NodeId], ord: &[u32], label_of: &std::collections::HashMap<u32, NodeId>) -> Vec<NodeId> {
-    let _ = f;
+fn schedule(g: &DepGraph, members: &[NodeId], ord: &[u32], label_of: &std::collections::HashMap<u32, NodeId>) -> Vec<NodeId> {
     let set: IndexSet<NodeId> = members.iter().copied().collect();
     let mut deps: Vec<(NodeId, NodeId)> = g.edges().filter(|(a, b, _)| set.contains(a) && set.contains(b)).map(|(a, b, _)| (a, b)).collect();
     for n in members {

@@ -222,5 +222,11 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
             }
         }
     }
+    // An array that crosses a fusion-preventing edge is read from memory.
+    for e in graph.edge_weights() {
+        if !e.is_fusible() {
+            forced_manifest.extend(e.vars.iter().copied().filter(|v| f.var(*v).ty.is_array()));
+        }
+    }
     DepGraph { graph, readers, forced_manifest, iteration: sizes.iteration.clone(), sizes: sizes.clone(), gather_label, gathered }
 }

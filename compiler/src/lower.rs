@@ -184,17 +184,14 @@ pub fn lower(
         let mut labels = vec![];
         for m in members {
             if let NodeKind::Gather { index, source, .. } = &f.node(*m).kind {
-                let label = g.gather_label[m];
-                {
-                    labels.push(loops::GatherIndex {
-                        label,
-                        name: f.node(*m).name.clone(),
-                        index: *index,
-                        order: orders[m.0 as usize],
-                        source: source[0],
-                        span: f.node(*m).span,
-                    });
-                }
+                labels.push(loops::GatherIndex {
+                    label: g.gather_label[m],
+                    name: f.node(*m).name.clone(),
+                    index: *index,
+                    order: orders[m.0 as usize],
+                    source: source[0],
+                    span: f.node(*m).span,
+                });
             }
         }
         // The span of the node whose size this is, for a negative-size error.

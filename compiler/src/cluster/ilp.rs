@@ -186,12 +186,7 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
     }
     let mut manifest: IndexMap<VarId, LpVar> = IndexMap::new();
     for v in &arrays {
-        // Read over a fusion-preventing edge (the consumer must wait for
-        // the producer for another reason too): written whatever happens.
-        let prod0 = producers[v.0 as usize].unwrap();
-        let over_preventing =
-            g.readers.get(v).into_iter().flatten().any(|c| g.edge(prod0, *c).map(|e| !e.is_fusible()).unwrap_or(false));
-        let forced = g.forced_manifest.contains(v) || over_preventing;
+        let forced = g.forced_manifest.contains(v);
         let m = lp.var(format!("m_{}", v.0), if forced { 1.0 } else { 0.0 }, 1.0, true);
         manifest.insert(*v, m);
         let prod = producers[v.0 as usize].unwrap();
@@ -245,8 +240,8 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
             traffic.push((r, 1.0));
         }
     }
-    for (v, m) in &manifest {
-        let _ = v;
+    // Writes: one element per element of each array written to memory.
+    for m in manifest.values() {
         traffic.push((*m, 1.0));
     }
 
