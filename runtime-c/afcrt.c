@@ -33,7 +33,10 @@ int afc_rt_error(int code, const char *where, int64_t a, int64_t b) {
         snprintf(last_error, sizeof last_error, "%s: room for %lld elements, %lld needed", where, (long long)a, (long long)b);
         break;
     case AFC_ERR_OUT_OF_MEMORY:
-        snprintf(last_error, sizeof last_error, "%s (%lld bytes)", where, (long long)a);
+        if (b > 0) /* a cross of a x b elements: the count overflows */
+            snprintf(last_error, sizeof last_error, "%s (%lld x %lld elements)", where, (long long)a, (long long)b);
+        else
+            snprintf(last_error, sizeof last_error, "%s (%llu bytes)", where, (unsigned long long)a);
         break;
     default:
         snprintf(last_error, sizeof last_error, "%s", where);

@@ -172,6 +172,9 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
                 NodeKind::Force { .. } if node.whole_inputs().iter().any(|v| producer[v.0 as usize] == Some(p)) => {
                     format!("force of '{}'", f.node(p).name)
                 }
+                NodeKind::Cross { .. } if node.whole_inputs().contains(&v) => {
+                    format!("cross '{}' reads '{}' whole", node.name, f.var(v).name)
+                }
                 _ => reason,
             };
             add(&mut graph, p, c, EdgeKind::Preventing { reason }, v);

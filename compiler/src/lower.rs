@@ -95,6 +95,12 @@ pub fn lower(
                 outs: outputs.clone(),
                 span: node.span,
             },
+            NodeKind::Cross { inputs, split, outputs, .. } => LoopBody::Cross {
+                name: node.name.clone(),
+                first: inputs[..*split].to_vec(),
+                second: inputs[*split..].to_vec(),
+                outs: outputs.clone(),
+            },
             NodeKind::Filter { p, inputs, outputs, count } => LoopBody::Filter {
                 name: node.name.clone(),
                 reads: inputs.clone(),
@@ -200,7 +206,13 @@ pub fn lower(
             .find(|n| matches!(f.node(**n).kind, NodeKind::Generate { .. }))
             .map(|n| f.node(*n).span)
             .unwrap_or(f.node(first).span);
-        steps.push(Step::Loop(LoopNest { cluster: k, extent, index, body: b, stores, span, labels }));
+        // A cross run in order (not at a gather's indices) is the root of
+        // its nest, whose loop then splits in two.
+        let split = members.iter().find_map(|m| match &f.node(*m).kind {
+            NodeKind::Cross { inputs, split, .. } if orders[m.0 as usize] <= 1 => Some((inputs[0], inputs[*split])),
+            _ => None,
+        });
+        steps.push(Step::Loop(LoopNest { cluster: k, extent, index, body: b, stores, span, labels, split }));
         for n in members {
             available.extend(f.node(*n).defines());
         }

@@ -46,6 +46,10 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
         .node_ids()
         .filter_map(|n| if let NodeKind::Filter { count, .. } = f.node(n).kind { Some((count, n)) } else { None })
         .collect();
+    let cross_of: Vec<(Operand, NodeId)> = f
+        .node_ids()
+        .filter_map(|n| if let NodeKind::Cross { size, .. } = f.node(n).kind { Some((size, n)) } else { None })
+        .collect();
     // Scalars bound to `length(a)` name a's size.
     let mut length_of: HashMap<VarId, VarId> = HashMap::new();
     for it in &f.items {
@@ -70,6 +74,10 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
                 match ks.iter().find(|k| matches!(k, Key::Rigid(_))) {
                     Some(Key::Rigid(Operand::Var(v))) if filter_of.contains_key(v) => {
                         format!("the size of filter '{}''s result, known only at run time", f.node(filter_of[v]).name)
+                    }
+                    Some(Key::Rigid(o)) if cross_of.iter().any(|(s, _)| s == o) => {
+                        let n = cross_of.iter().find(|(s, _)| s == o).unwrap().1;
+                        format!("the size of cross '{}''s result, n·m, a size of its own", f.node(n).name)
                     }
                     Some(Key::Rigid(o)) => format!("a size known only at run time ({})", match o {
                         Operand::Const(c) => c.to_string(),
@@ -115,6 +123,11 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             for w in outputs.windows(2) {
                 unify(&mut uf, w[0], w[1], node.span)?;
             }
+        }
+        if let NodeKind::Cross { size, outputs, .. } = &node.kind {
+            // n·m, born here: a rigid size named by its scalar.
+            let r = uf.find(index[&outputs[0]]);
+            uf.keys[r].push(Key::Rigid(*size));
         }
         if let NodeKind::Generate { size, outputs, .. } = &node.kind {
             let from = match size {

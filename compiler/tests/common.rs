@@ -52,7 +52,16 @@ pub fn random_program(rng: &mut Rng, n: usize) -> String {
         let idx = if !made.is_empty() && rng.chance(0.15) { format!(" + {}[0]", made[rng.below(made.len())]) } else { String::new() };
         let c = rng.below(classes.len());
         let arrays = classes[c].clone();
-        match rng.below(12) {
+        match rng.below(13) {
+            12 => {
+                // All pairs with an array of any size: a class of its own.
+                let other = rng.below(classes.len());
+                let b = classes[other][rng.below(classes[other].len())].clone();
+                let a = arrays[rng.below(arrays.len())].clone();
+                lines.push(format!("let {} = map(|p| p.0 - p.1, cross({}, {}));", name, a, b));
+                classes.push(vec![name.clone()]);
+                made.push(name);
+            }
             10 | 11 => {
                 // A gather of any array by indices computed from this size.
                 let src_class = rng.below(classes.len());

@@ -8,11 +8,13 @@
 //! array counts its size in writes; a gather reads its source once per
 //! gathered element; a worker's random access `xs[i]` one element per
 //! iteration; a scalar a node computes (a fold's result, a filter's count)
-//! counts one write, and one read per other cluster that uses it.
+//! counts one write, and one read per other cluster that uses it; a
+//! scatter reads its destination once (the copy it starts from); a cross
+//! reads one element of each argument per element it makes.
 
 use crate::cluster::{orders, read_order, Clustering};
 use crate::graph::DepGraph;
-use crate::labelled::{Block, Function, Operand, Rhs, Stmt, VarId};
+use crate::labelled::{Block, Function, NodeKind, Operand, Rhs, Stmt, VarId};
 use crate::sizes::{SizeId, Sizes};
 use indexmap::{IndexMap, IndexSet};
 use std::fmt::{self, Write};
@@ -119,13 +121,24 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                     }
                 }
             }
+            // At a gather's order, one element per gathered index.
+            let at = |o: u32, own: SizeId| match g.gather_label.iter().find(|(_, l)| **l == o) {
+                Some((gn, _)) => size(f.node(*gn).outputs()[0]),
+                None => own,
+            };
             for (x, o) in &streamed {
-                // At a gather's order, one element per gathered index.
-                let at = match g.gather_label.iter().find(|(_, l)| **l == *o) {
-                    Some((gn, _)) => size(f.node(*gn).outputs()[0]),
-                    None => size(*x),
-                };
-                cost.reads.add_size(at, 1);
+                cost.reads.add_size(at(*o, size(*x)), 1);
+            }
+            for n in members {
+                let node = f.node(*n);
+                match &node.kind {
+                    NodeKind::Scatter { dest, .. } => dest.iter().for_each(|d| cost.reads.add_size(size(*d), 1)),
+                    NodeKind::Cross { inputs, outputs, .. } => {
+                        let s = at(ord[n.0 as usize], size(outputs[0]));
+                        cost.reads.add_size(s, inputs.len() as i64);
+                    }
+                    _ => {}
+                }
             }
             cost.reads.constant += scalars_read.len() as i64;
             cost

@@ -84,6 +84,10 @@ pub enum ErrorKind {
     DivisionByZero,
     NegativeSize(i64),
     SizeMismatch(String),
+    /// A `cross` whose `n·m` elements do not fit an i64.
+    SizeOverflow(i64, i64),
+    /// An array too large to allocate.
+    OutOfMemory(i64),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -99,6 +103,8 @@ impl fmt::Display for ErrorKind {
             ErrorKind::DivisionByZero => write!(f, "integer division by zero"),
             ErrorKind::NegativeSize(n) => write!(f, "negative size {}", n),
             ErrorKind::SizeMismatch(s) => write!(f, "size mismatch: {}", s),
+            ErrorKind::SizeOverflow(n, m) => write!(f, "{} * {} elements overflow", n, m),
+            ErrorKind::OutOfMemory(n) => write!(f, "out of memory for {} elements", n),
         }
     }
 }
@@ -170,6 +176,13 @@ pub fn run(f: &Function, args: &[Value]) -> R<Vec<Value>> {
         .collect())
 }
 
+/// Room for `len` elements, or the out-of-memory error compiled code gives.
+fn room(len: usize, span: Span) -> R<Vec<Scalar>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| RuntimeError { kind: ErrorKind::OutOfMemory(len as i64), span })?;
+    Ok(v)
+}
+
 fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
     // Arrays streamed together (zipped, or the inputs of a map) share a size.
     let ins = n.streamed_inputs();
@@ -218,7 +231,7 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
             if len < 0 {
                 return Err(RuntimeError { kind: ErrorKind::NegativeSize(len), span: n.span });
             }
-            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| Vec::with_capacity(len as usize)).collect();
+            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| room(len as usize, n.span)).collect::<R<_>>()?;
             for i in 0..len {
                 let r = call(f, env, l, &[Scalar::I64(i)])?;
                 for (o, v) in outs.iter_mut().zip(r) {
@@ -276,6 +289,22 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 if rev {
                     v.reverse();
                 }
+                env.slots[o.0 as usize] = Slot::A(v);
+            }
+        }
+        NodeKind::Cross { inputs, split, outputs, .. } => {
+            let (a, b) = inputs.split_at(*split);
+            let (rows, m) = (env.array(a[0]).len(), env.array(b[0]).len());
+            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| room(rows * m, n.span)).collect::<R<_>>()?;
+            for i in 0..rows {
+                for j in 0..m {
+                    let elem = a.iter().map(|x| env.array(*x)[i]).chain(b.iter().map(|y| env.array(*y)[j]));
+                    for (o, e) in outs.iter_mut().zip(elem) {
+                        o.push(e);
+                    }
+                }
+            }
+            for (o, v) in outputs.iter().zip(outs) {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
@@ -390,6 +419,10 @@ fn eval(_f: &Function, env: &Env, rhs: &Rhs, span: Span) -> R<Scalar> {
             arr[i as usize]
         }
         Rhs::Length(a, _) => Scalar::I64(env.array(*a).len() as i64),
+        Rhs::SizeProduct(a, b) => {
+            let (n, m) = (env.array(*a).len() as i64, env.array(*b).len() as i64);
+            Scalar::I64(n.checked_mul(m).ok_or(RuntimeError { kind: ErrorKind::SizeOverflow(n, m), span })?)
+        }
     })
 }
 

@@ -163,6 +163,9 @@ pub enum Rhs {
     Index(VarId, Vec<Operand>),
     /// The extent of dimension `dim` of an array.
     Length(VarId, u8),
+    /// `length(a) · length(b)`, the size of `cross(a, b)`: a run-time error
+    /// if it does not fit an i64 (the result could not be allocated).
+    SizeProduct(VarId, VarId),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -220,6 +223,11 @@ pub enum NodeKind {
     /// lambda's parameters are the old element's leaves then the value's.
     /// `src[0]` is the index array, `src[1..]` the value leaves.
     Scatter { op: Lambda, dest: Vec<VarId>, src: Vec<VarId>, outputs: Vec<VarId> },
+    /// All pairs, row-major: `outputs[i·m + j] = (inputs[..split][i],
+    /// inputs[split..][j])` for `size = n·m` elements. Both arguments are
+    /// read whole (the first has another size than the result, the second
+    /// is consumed whole, papers/000 Fig. 1.10); `f` is the identity.
+    Cross { f: Lambda, size: Operand, inputs: Vec<VarId>, split: usize, outputs: Vec<VarId> },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,6 +270,7 @@ impl Node {
             NodeKind::Gather { .. } => "gather",
             NodeKind::Force { .. } => "force",
             NodeKind::Scatter { .. } => "scatter",
+            NodeKind::Cross { .. } => "cross",
         }
     }
     /// Arrays read element by element in iteration order (fusible inputs).
@@ -275,7 +284,7 @@ impl Node {
             | NodeKind::Force { inputs, .. } => inputs,
             NodeKind::Gather { index, .. } => std::slice::from_ref(index),
             NodeKind::Scatter { src, .. } => src,
-            NodeKind::Generate { .. } => &[],
+            NodeKind::Generate { .. } | NodeKind::Cross { .. } => &[],
         }
     }
     /// The traversal order the combinator requires, if any (papers/002 §3.3):
@@ -302,6 +311,7 @@ impl Node {
         match &self.kind {
             NodeKind::Force { inputs, .. } => inputs,
             NodeKind::Scatter { dest, .. } => dest,
+            NodeKind::Cross { inputs, .. } => inputs,
             _ => &[],
         }
     }
@@ -320,10 +330,10 @@ impl Node {
     }
     /// Can the node compute the element at any index on its own (so that it
     /// can be evaluated at a gather's indices, papers/002 §3.3)? Maps,
-    /// generates and gathers can; scans, folds and filters carry state and
-    /// reverse and force read their input whole.
+    /// generates, gathers and crosses can; scans, folds and filters carry
+    /// state and reverse and force read their input whole.
     pub fn index_computable(&self) -> bool {
-        matches!(self.kind, NodeKind::Map { .. } | NodeKind::Generate { .. } | NodeKind::Gather { .. })
+        matches!(self.kind, NodeKind::Map { .. } | NodeKind::Generate { .. } | NodeKind::Gather { .. } | NodeKind::Cross { .. })
     }
     /// The arrays (or, for a fold, scalars) the node computes.
     pub fn outputs(&self) -> &[VarId] {
@@ -336,7 +346,8 @@ impl Node {
             | NodeKind::Reverse { outputs, .. }
             | NodeKind::Gather { outputs, .. }
             | NodeKind::Force { outputs, .. }
-            | NodeKind::Scatter { outputs, .. } => outputs,
+            | NodeKind::Scatter { outputs, .. }
+            | NodeKind::Cross { outputs, .. } => outputs,
         }
     }
     /// Every variable the node defines: its outputs and a filter's count.
@@ -353,6 +364,7 @@ impl Node {
             | NodeKind::Generate { f, .. }
             | NodeKind::Reverse { f, .. }
             | NodeKind::Gather { f, .. }
+            | NodeKind::Cross { f, .. }
             | NodeKind::Force { f, .. } => f,
             NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } | NodeKind::Scatter { op, .. } => op,
             NodeKind::Filter { p, .. } => p,
@@ -364,6 +376,7 @@ impl Node {
             | NodeKind::Generate { f, .. }
             | NodeKind::Reverse { f, .. }
             | NodeKind::Gather { f, .. }
+            | NodeKind::Cross { f, .. }
             | NodeKind::Force { f, .. } => f,
             NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } | NodeKind::Scatter { op, .. } => op,
             NodeKind::Filter { p, .. } => p,
@@ -378,7 +391,7 @@ impl Node {
             | NodeKind::Gather { .. }
             | NodeKind::Force { .. }
             | NodeKind::Scatter { .. } => vec![],
-            NodeKind::Generate { size, .. } => vec![*size],
+            NodeKind::Generate { size, .. } | NodeKind::Cross { size, .. } => vec![*size],
             NodeKind::Fold { init, .. } | NodeKind::Scan { init, .. } => init.clone(),
         }
     }
@@ -495,6 +508,7 @@ pub fn stmt_uses(s: &Stmt) -> Vec<VarId> {
                 ops(&mut out, ix)
             }
             Rhs::Length(a, _) => out.push(*a),
+            Rhs::SizeProduct(a, b) => out.extend([*a, *b]),
         },
         Stmt::If { cond, then, els, .. } => {
             ops(&mut out, &[*cond]);
@@ -537,6 +551,7 @@ pub fn print_rhs(f: &Function, rhs: &Rhs) -> String {
             format!("%{}[{}]", f.var_name(*a), ix.iter().map(|a| f.operand(a)).collect::<Vec<_>>().join(", "))
         }
         Rhs::Length(a, d) => format!("length(%{}, {})", f.var_name(*a), d),
+        Rhs::SizeProduct(a, b) => format!("length(%{}) * length(%{})", f.var_name(*a), f.var_name(*b)),
     }
 }
 
@@ -612,6 +627,10 @@ pub fn print_node(f: &Function, id: NodeId, indent: usize, out: &mut String) {
         }
         NodeKind::Gather { index, source, .. } => {
             let _ = writeln!(out, "{}node {} \"{}\": {} = gather(%{}, {})", pad, id.0, n.name, outs, f.var_name(*index), vars(f, source));
+        }
+        NodeKind::Cross { size, inputs, split, .. } => {
+            let (a, b) = inputs.split_at(*split);
+            let _ = writeln!(out, "{}node {} \"{}\": {} = cross({}; {}) [{}]", pad, id.0, n.name, outs, vars(f, a), vars(f, b), f.operand(size));
         }
         NodeKind::Scatter { op, dest, src, .. } => {
             let _ = writeln!(out, "{}node {} \"{}\": {} = scatter({}; {})", pad, id.0, n.name, outs, vars(f, dest), vars(f, src));
@@ -695,6 +714,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
             Rhs::Select(a, b, c) => vec![*a, *b, *c],
             Rhs::Index(a, ix) => std::iter::once(Operand::Var(*a)).chain(ix.iter().copied()).collect(),
             Rhs::Length(a, _) => vec![Operand::Var(*a)],
+            Rhs::SizeProduct(a, b) => vec![Operand::Var(*a), Operand::Var(*b)],
         }
     }
     fn block(f: &Function, d: &mut HashSet<VarId>, b: &Block) -> Result<(), String> {

@@ -48,6 +48,9 @@ pub enum LoopBody {
     /// the value `src[1..]` into `outs[src[0]]` (skipped if negative,
     /// bounds-checked otherwise).
     Scatter { name: String, dest: Vec<VarId>, src: Vec<VarId>, op: Lambda, outs: Vec<VarId>, span: Span },
+    /// Element `i·m + j` of `cross`: `(first[i], second[j])`, both read from
+    /// memory; `m` is the length of `second`.
+    Cross { name: String, first: Vec<VarId>, second: Vec<VarId>, outs: Vec<VarId> },
 }
 
 impl LoopBody {
@@ -60,6 +63,7 @@ impl LoopBody {
             | LoopBody::Scan { name, .. }
             | LoopBody::Reverse { name, .. }
             | LoopBody::Gather { name, .. }
+            | LoopBody::Cross { name, .. }
             | LoopBody::Scatter { name, .. } => name,
         }
     }
@@ -72,7 +76,16 @@ impl LoopBody {
             | LoopBody::Reverse { reads, .. } => reads,
             LoopBody::Scatter { src, .. } => src,
             LoopBody::Gather { index, .. } => std::slice::from_ref(index),
-            LoopBody::FromIndex { .. } => &[],
+            LoopBody::FromIndex { .. } | LoopBody::Cross { .. } => &[],
+        }
+    }
+    /// Arrays read from memory at computed positions: a gather's source,
+    /// a cross's arguments. They must be complete before the nest.
+    pub fn memory_reads(&self) -> Vec<VarId> {
+        match self {
+            LoopBody::Gather { source, .. } => source.clone(),
+            LoopBody::Cross { first, second, .. } => first.iter().chain(second).copied().collect(),
+            _ => vec![],
         }
     }
     /// Arrays whose current element the body produces.
@@ -84,6 +97,7 @@ impl LoopBody {
             | LoopBody::Scan { outs, .. }
             | LoopBody::Reverse { outs, .. }
             | LoopBody::Gather { outs, .. }
+            | LoopBody::Cross { outs, .. }
             | LoopBody::Scatter { outs, .. } => outs,
             LoopBody::ManyToOne { .. } => &[],
         }
@@ -94,7 +108,7 @@ impl LoopBody {
             LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } => Some(f),
             LoopBody::ManyToOne { op, .. } | LoopBody::Scan { op, .. } | LoopBody::Scatter { op, .. } => Some(op),
             LoopBody::Filter { p, .. } => Some(p),
-            LoopBody::Reverse { .. } | LoopBody::Gather { .. } => None,
+            LoopBody::Reverse { .. } | LoopBody::Gather { .. } | LoopBody::Cross { .. } => None,
         }
     }
 }
@@ -161,6 +175,9 @@ pub struct LoopNest {
     pub span: Span,
     /// The gathers whose labels leaves of this nest run at.
     pub labels: Vec<GatherIndex>,
+    /// A cross's nest runs as two nested loops, over the lengths of these
+    /// two arrays (its arguments), with `index` counting both.
+    pub split: Option<(VarId, VarId)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -297,6 +314,19 @@ fn print_body(lf: &LFunction, b: &Body, index: VarId, indent: usize, out: &mut S
             LoopBody::Reverse { name, reads, outs } => {
                 let _ = writeln!(out, "{}Reverse \"{}\": ({}) <- ({}) [n-1-%{}]", pad, name, vars(lf, outs), vars(lf, reads), lf.var_name(index));
             }
+            LoopBody::Cross { name, first, second, outs } => {
+                let _ = writeln!(
+                    out,
+                    "{}Cross \"{}\": ({}) <- ({})[%{} / m], ({})[%{} % m]",
+                    pad,
+                    name,
+                    vars(lf, outs),
+                    vars(lf, first),
+                    lf.var_name(index),
+                    vars(lf, second),
+                    lf.var_name(index)
+                );
+            }
             LoopBody::Gather { name, index: ix, source, outs, .. } => {
                 let _ = writeln!(
                     out,
@@ -399,6 +429,9 @@ pub fn print(p: &Program) -> String {
                         n.cluster,
                         vars(&lf, &n.stores)
                     );
+                    if let Some((a, b)) = n.split {
+                        let _ = writeln!(out, "    nested: %{} / |%{}| < |%{}|, %{} % |%{}| < |%{}|", lf.var_name(n.index), lf.var_name(b), lf.var_name(a), lf.var_name(n.index), lf.var_name(b), lf.var_name(b));
+                    }
                     for gi in &n.labels {
                         let _ = writeln!(
                             out,
@@ -442,10 +475,8 @@ pub fn verify(f: &Function) -> Result<(), String> {
                     return Err(format!("array %{} has no size", r.0));
                 }
             }
-            if let LoopBody::Gather { source, .. } = l {
-                if let Some(v) = source.iter().find(|v| !in_memory.contains(v) && !elements.contains(*v)) {
-                    return Err(format!("cluster {}: '{}' gathers from %{} which is not in memory", n.cluster, l.name(), v.0));
-                }
+            if let Some(v) = l.memory_reads().iter().find(|v| !in_memory.contains(v) && !elements.contains(*v)) {
+                return Err(format!("cluster {}: '{}' reads %{} at computed positions but it is not in memory", n.cluster, l.name(), v.0));
             }
             elements.extend(l.element_outs().iter().copied());
         }

@@ -2,7 +2,7 @@
 """Randomised differential testing: generates well-typed .acc programs of
 the compiled subset (map, zip, unzip, generate, iota, fold, filter — nested,
 fused and manifest — scanl, prescanl, scanr, reverse, force, gather,
-backpermute, scatter, length, scalar
+backpermute, scatter, cross, length, scalar
 code with tuples, if, select, indexing, casts, built-ins) and random inputs,
 then checks with check-run.sh that every fusion mode, from C drivers with
 afc-allocated and caller-provided outputs, agrees with the reference
@@ -179,16 +179,23 @@ class Gen:
                     lines.append("let %s = fold(|%s, %s| %s, (%s, 0), %s);" % (name, a, x, body, self.lit(acc, True), src))
                     env += [(name + ".0", acc), (name + ".1", "i64")]
                 folds.append(name)
-            elif k < 0.72:
+            elif k < 0.74:
                 # Order-sensitive combinators.
                 src, et = r.choice(arrays)
                 name = self.fresh("o")
-                kind = r.randint(0, 5)
+                kind = r.randint(0, 7)
                 if kind <= 1 and et in NUM:
                     comb = r.choice(["scanl", "prescanl", "scanr"])
                     op = r.choice(["(+)", "min", "max", "|a, b| a - b" if et in ("i32", "i64") else "|a, b| a + b"])
                     lines.append("let %s = %s(%s, %s, %s);" % (name, comb, op, self.lit(et, True), src))
                     arrays.append((name, et))
+                elif kind >= 6:
+                    # All pairs with an array of any size: a new rigid size.
+                    cls2 = r.choice([c for c in classes if classes[c]])
+                    b, tb = r.choice(classes[cls2])
+                    u, w = self.fresh("u"), self.fresh("w")
+                    lines.append("let (%s, %s) = unzip(cross(%s, %s));" % (u, w, src, b))
+                    classes["x" + name] = [(u, et), (w, tb)]
                 elif kind == 2:
                     lines.append("let %s = reverse(%s);" % (name, src))
                     arrays.append((name, et))

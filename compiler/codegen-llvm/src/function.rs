@@ -49,6 +49,16 @@ struct Elems<'ctx> {
 struct Pos<'ctx> {
     i: IntValue<'ctx>,
     last: Option<IntValue<'ctx>>,
+    /// In a cross's nested loops: the outer and inner counters and extents.
+    split: Option<Split<'ctx>>,
+}
+
+#[derive(Clone, Copy)]
+struct Split<'ctx> {
+    i: IntValue<'ctx>,
+    j: IntValue<'ctx>,
+    n: IntValue<'ctx>,
+    m: IntValue<'ctx>,
 }
 
 struct Gen<'a, 'ctx> {
@@ -569,8 +579,20 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     fn bytes(&mut self, v: VarId) -> R<IntValue<'ctx>> {
         let n = self.size(v)?;
-        let w = self.f.var(v).ty.prim().bytes();
-        self.b.build_int_mul(n, self.cx.i64_type().const_int(w, false), "bytes")
+        self.times_width(n, v)
+    }
+
+    /// `n` elements of `v` in bytes, saturating: a count too large for
+    /// memory asks `afc_alloc` for more than it can give (an out-of-memory
+    /// error), never wraps to a small buffer.
+    fn times_width(&mut self, n: IntValue<'ctx>, v: VarId) -> R<IntValue<'ctx>> {
+        let i64t = self.cx.i64_type();
+        let w = i64t.const_int(self.f.var(v).ty.prim().bytes(), false);
+        let mul = self.intrinsic("llvm.umul.with.overflow", &[i64t.into()]);
+        let r = self.b.build_call(mul, &[n.into(), w.into()], "bytes")?.try_as_basic_value().basic().unwrap().into_struct_value();
+        let over = self.b.build_extract_value(r, 1, "too_many")?.into_int_value();
+        let prod = self.b.build_extract_value(r, 0, "bytes")?.into_int_value();
+        Ok(self.b.build_select(over, i64t.const_all_ones(), prod, "bytes")?.into_int_value())
     }
 
     /// The room an array needs (a filtered array: what was filtered).
@@ -583,8 +605,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     fn cap_bytes(&mut self, v: VarId) -> R<IntValue<'ctx>> {
         let n = self.capacity(v)?;
-        let w = self.f.var(v).ty.prim().bytes();
-        self.b.build_int_mul(n, self.cx.i64_type().const_int(w, false), "bytes")
+        self.times_width(n, v)
     }
 
     fn array_ptr(&mut self, v: VarId) -> R<PointerValue<'ctx>> {
@@ -722,6 +743,16 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.from_mem(v, p)?
             }
             Rhs::Length(a, _) => self.size(*a)?.into(),
+            Rhs::SizeProduct(a, c) => {
+                let (n, m) = (self.size(*a)?, self.size(*c)?);
+                let i64t = self.cx.i64_type();
+                let mul = self.intrinsic("llvm.smul.with.overflow", &[i64t.into()]);
+                let r = self.b.build_call(mul, &[n.into(), m.into()], "nm")?.try_as_basic_value().basic().unwrap().into_struct_value();
+                let over = self.b.build_extract_value(r, 1, "overflow")?.into_int_value();
+                let msg = format!("{}: the size of cross overflows", self.f.location(span));
+                self.fail_if(over, ERR_OUT_OF_MEMORY, &msg, Some(n), Some(m))?;
+                self.b.build_extract_value(r, 0, name)?
+            }
         })
     }
 
@@ -938,8 +969,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // Base pointers of everything the nest streams or stores.
         let mut base: HashMap<VarId, PointerValue<'ctx>> = HashMap::new();
         for l in &leaves {
-            let sources: &[VarId] = if let LoopBody::Gather { source, .. } = l { source } else { &[] };
-            for v in l.reads().iter().chain(n.stores.iter()).chain(sources) {
+            for v in l.reads().iter().chain(n.stores.iter()).chain(&l.memory_reads()) {
                 if (self.params.contains_key(v) || self.slots.contains_key(v)) && !base.contains_key(v) {
                     let p = self.array_ptr(*v)?;
                     base.insert(*v, p);
@@ -957,28 +987,61 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         let pre = self.b.get_insert_block().unwrap();
-        let header = cx.append_basic_block(self.func, &format!("cluster{}.header", n.cluster));
-        let body = cx.append_basic_block(self.func, &format!("cluster{}.body", n.cluster));
-        let exit = cx.append_basic_block(self.func, &format!("cluster{}.exit", n.cluster));
+        let name = |s: &str| format!("cluster{}.{}", n.cluster, s);
+        let exit = cx.append_basic_block(self.func, &name("exit"));
+        // A cross's nest is two loops, `for i < n { for j < m { k = i·m + j } }`;
+        // any other nest is one loop over k.
+        let outer = match n.split {
+            Some((a, b)) => {
+                let (nn, mm) = (self.size(a)?, self.size(b)?);
+                let head = cx.append_basic_block(self.func, &name("outer"));
+                let start = cx.append_basic_block(self.func, &name("row"));
+                self.b.build_unconditional_branch(head)?;
+                self.b.position_at_end(head);
+                let i = self.b.build_phi(i64t, "row")?;
+                let iv = i.as_basic_value().into_int_value();
+                let go = self.b.build_int_compare(IntPredicate::SLT, iv, nn, "more_rows")?;
+                self.b.build_conditional_branch(go, start, exit)?;
+                self.b.position_at_end(start);
+                let row = self.b.build_int_mul(iv, mm, "row_start")?;
+                Some((i, iv, head, start, row, nn, mm))
+            }
+            None => None,
+        };
+        let header = cx.append_basic_block(self.func, &name("header"));
+        let body = cx.append_basic_block(self.func, &name("body"));
+        let done = if outer.is_some() { cx.append_basic_block(self.func, &name("next_row")) } else { exit };
+        let start = self.b.get_insert_block().unwrap();
         self.b.build_unconditional_branch(header)?;
         self.b.position_at_end(header);
-        let i = self.b.build_phi(i64t, &self.name(n.index))?;
-        let iv = i.as_basic_value().into_int_value();
-        let go = self.b.build_int_compare(IntPredicate::SLT, iv, extent, "more")?;
-        self.b.build_conditional_branch(go, body, exit)?;
+        let j = self.b.build_phi(i64t, &self.name(n.index))?;
+        let jv = j.as_basic_value().into_int_value();
+        let bound = outer.map(|o| o.6).unwrap_or(extent);
+        let go = self.b.build_int_compare(IntPredicate::SLT, jv, bound, "more")?;
+        self.b.build_conditional_branch(go, body, done)?;
         self.b.position_at_end(body);
+        let (iv, split) = match outer {
+            Some((_, i, _, _, row, nn, mm)) => (self.b.build_int_add(row, jv, "k")?, Some(Split { i, j: jv, n: nn, m: mm })),
+            None => (jv, None),
+        };
         self.scalars.insert(n.index, iv.into());
 
         let mut elems: Elems<'ctx> = Elems::default();
         self.labels = n.labels.clone();
         let last = self.b.build_int_sub(extent, i64t.const_int(1, false), "last")?;
-        let pos = Pos { i: iv, last: Some(last) };
+        let pos = Pos { i: iv, last: Some(last), split };
         self.body(&n.body, pos, &base, &mut elems, &accs, &n.stores)?;
 
         let latch = self.b.get_insert_block().unwrap();
-        let next = self.b.build_int_add(iv, i64t.const_int(1, false), "next")?;
+        let next = self.b.build_int_add(jv, i64t.const_int(1, false), "next")?;
         self.b.build_unconditional_branch(header)?;
-        i.add_incoming(&[(&i64t.const_zero(), pre), (&next, latch)]);
+        j.add_incoming(&[(&i64t.const_zero(), start), (&next, latch)]);
+        if let Some((i, iv, head, _, _, _, _)) = outer {
+            self.b.position_at_end(done);
+            let next = self.b.build_int_add(iv, i64t.const_int(1, false), "next_row")?;
+            self.b.build_unconditional_branch(head)?;
+            i.add_incoming(&[(&i64t.const_zero(), pre), (&next, done)]);
+        }
         self.b.position_at_end(exit);
         // Read the accumulators after the loop.
         for l in &leaves {
@@ -995,6 +1058,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         Ok(())
+    }
+
+    /// Element `k` of array `v` (at `base`), read from memory; `k` is in range.
+    fn load_at(&mut self, v: VarId, base: PointerValue<'ctx>, k: IntValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        let p = self.f.var(v).ty.prim();
+        let t = mem_ty(self.cx, p);
+        let ep = unsafe { self.b.build_in_bounds_gep(t, base, &[k], "at")? };
+        let x = self.b.build_load(t, ep, &format!("{}.elt", self.name(v)))?;
+        self.from_mem(x, p)
     }
 
     fn entry_alloca(&mut self, t: BasicTypeEnum<'ctx>, name: &str) -> R<PointerValue<'ctx>> {
@@ -1080,6 +1152,32 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         let rs = self.lambda(f, &[i.into()])?;
                         self.put(outs, rs, pos, o, base, elems, stores)
                     }
+                    LoopBody::Cross { first, second, outs, .. } => {
+                        // In order, the nested loops' counters (mirrored for
+                        // order 1); at a gather's index, its quotient and remainder.
+                        let i64t = self.cx.i64_type();
+                        let (i, j) = match (pos.split, o) {
+                            (Some(sp), 0) => (sp.i, sp.j),
+                            (Some(sp), 1) => {
+                                let one = i64t.const_int(1, false);
+                                let i = self.b.build_int_sub(self.b.build_int_sub(sp.n, one, "")?, sp.i, "row")?;
+                                let j = self.b.build_int_sub(self.b.build_int_sub(sp.m, one, "")?, sp.j, "col")?;
+                                (i, j)
+                            }
+                            _ => {
+                                let k = self.index(pos, o, base, elems)?;
+                                let m = self.size(second[0])?;
+                                (self.b.build_int_unsigned_div(k, m, "row")?, self.b.build_int_unsigned_rem(k, m, "col")?)
+                            }
+                        };
+                        let mut rs = vec![];
+                        for (arrs, at) in [(first, i), (second, j)] {
+                            for a in arrs {
+                                rs.push(self.load_at(*a, base[a], at)?);
+                            }
+                        }
+                        self.put(outs, rs, pos, o, base, elems, stores)
+                    }
                     LoopBody::Reverse { reads, outs, .. } => {
                         // Output order o reads its input in the other order.
                         let rs = reads.iter().map(|r| self.element(*r, pos, 1 - o, base, elems)).collect::<R<Vec<_>>>()?;
@@ -1097,11 +1195,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                                 rs.push(*v);
                                 continue;
                             }
-                            let p = self.f.var(*src).ty.prim();
-                            let t = mem_ty(self.cx, p);
-                            let ep = unsafe { self.b.build_in_bounds_gep(t, base[src], &[k], "g")? };
-                            let x = self.b.build_load(t, ep, &format!("{}.elt", self.name(*src)))?;
-                            rs.push(self.from_mem(x, p)?);
+                            rs.push(self.load_at(*src, base[src], k)?);
                         }
                         self.put(outs, rs, pos, o, base, elems, stores)
                     }
@@ -1202,7 +1296,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // Values made under the guard do not dominate what follows it.
         let mut inner: Elems<'ctx> = Elems::default();
         // At the sub-rate, the index is the cursor (filters run left to right).
-        let sub = Pos { i: j, last: None };
+        let sub = Pos { i: j, last: None, split: None };
         self.put(outs, args, sub, 0, base, &mut inner, stores)?;
         if let Some(t) = then {
             self.body(t, sub, base, &mut inner, accs, stores)?;

@@ -17,11 +17,11 @@ type R<T> = Result<T, Diagnostic>;
 
 /// Combinators of LANGUAGE.md that later issues compile; they are
 /// recognised (so their names are not "unknown") and rejected clearly.
-const NOT_YET: &[&str] = &["cross", "transpose"];
+const NOT_YET: &[&str] = &["transpose"];
 
 /// The combinators this compiler turns into nodes.
 const COMBINATORS: &[&str] =
-    &["map", "generate", "iota", "fold", "filter", "scanl", "prescanl", "scanr", "reverse", "force", "gather", "backpermute", "scatter", "permute"];
+    &["map", "generate", "iota", "fold", "filter", "scanl", "prescanl", "scanr", "reverse", "force", "gather", "backpermute", "scatter", "permute", "cross"];
 
 #[derive(Clone, Debug)]
 enum Val {
@@ -951,6 +951,24 @@ impl<'a> Elab<'a> {
                 self.push_node(span, NodeKind::Gather { f, index, source, outputs });
                 Ok(v)
             }
+            "cross" => {
+                need(2)?;
+                let (a, ra, ea) = self.array(&args[0], "the first argument of cross")?;
+                let (b, rb, eb) = self.array(&args[1], "the second argument of cross")?;
+                for (r, a) in [(ra, &args[0]), (rb, &args[1])] {
+                    if r != 1 {
+                        return Err(unsupported(a.span, "cross of arrays of rank 2 or 3"));
+                    }
+                }
+                // The result's size is born here: rigid, named by this scalar.
+                let Val::Scalar(size, _) = self.assign("len", Rhs::SizeProduct(a[0], b[0]), ITy::Prim(Prim::I64), span) else { unreachable!() };
+                let elem = ITy::Tuple(vec![ea, eb]);
+                let f = self.identity(&elem, span);
+                let (outputs, v) = self.node_outputs(&elem, span)?;
+                let split = a.len();
+                self.push_node(span, NodeKind::Cross { f, size, inputs: a.into_iter().chain(b).collect(), split, outputs });
+                Ok(v)
+            }
             "scatter" => {
                 need(3)?;
                 let (dest, r, elem) = self.array(&args[1], "a scatter's destination")?;
@@ -1274,6 +1292,10 @@ fn propagate_copies(f: &mut Function) {
                 ix.iter_mut().for_each(|o| sub(map, o))
             }
             Rhs::Length(a, _) => sub_var(map, a),
+            Rhs::SizeProduct(a, b) => {
+                sub_var(map, a);
+                sub_var(map, b)
+            }
         }
     }
     fn block(map: &mut HashMap<VarId, Operand>, b: &mut Block) {
@@ -1338,6 +1360,10 @@ fn propagate_copies(f: &mut Function) {
                     NodeKind::Reverse { inputs, .. } | NodeKind::Force { inputs, .. } => {
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                     }
+                    NodeKind::Cross { size, inputs, .. } => {
+                        sub(&map, size);
+                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
+                    }
                     NodeKind::Gather { index, source, .. } => {
                         sub_var(&map, index);
                         source.iter_mut().for_each(|v| sub_var(&map, v));
@@ -1391,6 +1417,10 @@ pub fn captures_of(b: &Block, params: &[VarId]) -> Vec<VarId> {
                             ix.iter().for_each(|o| use_o(o, d, out))
                         }
                         Rhs::Length(a, _) => use_v(*a, d, out),
+                        Rhs::SizeProduct(a, b) => {
+                            use_v(*a, d, out);
+                            use_v(*b, d, out)
+                        }
                     }
                     d.insert(*dst);
                 }
