@@ -43,7 +43,8 @@ enum {
     AFC_ERR_SIZE_MISMATCH = 3,   /* parameters that must share a size do not */
     AFC_ERR_NEGATIVE_SIZE = 4,   /* generate/iota of a negative size */
     AFC_ERR_OUTPUT_TOO_SMALL = 5,/* caller-provided output storage too small */
-    AFC_ERR_OUT_OF_MEMORY = 6
+    AFC_ERR_OUT_OF_MEMORY = 6,   /* afc_alloc failed, or an array too large to allocate */
+    AFC_ERR_EXTERN_RESULT = 7    /* an extern fn returned 0 with a result descriptor that is not an array */
 };
 
 /* Threads for parallel loops: 0 = all cores; the default comes from the
@@ -60,8 +61,10 @@ void afc_free(void *data);
 
 /* Used by compiled code: formats and records a run-time error, returns code. */
 int afc_rt_error(int code, const char *where, int64_t a, int64_t b);
-/* Statistics of the allocator, for tests: allocations made so far. */
+/* Statistics of the allocator, for tests: allocations made so far, and
+ * allocations not yet released (a leak check compares it before and after). */
 int64_t afc_alloc_count(void);
+int64_t afc_live_count(void);
 
 #ifdef __cplusplus
 }

@@ -62,6 +62,7 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static block *pool[MAX_CLASS + 1];
 static int pool_len[MAX_CLASS + 1];
 static int64_t alloc_count;
+static int64_t live_count;
 
 static int class_of(size_t bytes) {
     int c = MIN_CLASS;
@@ -77,6 +78,7 @@ void *afc_alloc(size_t bytes) {
     block *b = NULL;
     pthread_mutex_lock(&pool_lock);
     alloc_count++;
+    live_count++;
     if (pool[cls]) {
         b = pool[cls];
         pool[cls] = b->next;
@@ -97,6 +99,7 @@ void afc_free(void *data) {
     block *b = (block *)((char *)data - ALIGN);
     int cls = b->cls;
     pthread_mutex_lock(&pool_lock);
+    live_count--;
     if (cls >= MIN_CLASS && cls <= MAX_CLASS && pool_len[cls] < KEEP_PER_CLASS) {
         b->next = pool[cls];
         pool[cls] = b;
@@ -110,6 +113,13 @@ void afc_free(void *data) {
 int64_t afc_alloc_count(void) {
     pthread_mutex_lock(&pool_lock);
     int64_t n = alloc_count;
+    pthread_mutex_unlock(&pool_lock);
+    return n;
+}
+
+int64_t afc_live_count(void) {
+    pthread_mutex_lock(&pool_lock);
+    int64_t n = live_count;
     pthread_mutex_unlock(&pool_lock);
     return n;
 }

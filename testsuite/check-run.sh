@@ -2,8 +2,11 @@
 # check-run.sh FILE.acc FN ARG... — compiles FILE under every fusion mode,
 # calls FN from generated C and C++ drivers (afc-allocated and
 # caller-provided outputs), and compares each run with the reference
-# interpreter. Errors must agree too (both fail). Set RTOL for a tolerance,
-# LANGS / STORAGES to run fewer driver variants.
+# interpreter. Errors must agree too (both fail), and no call may leak. Set
+# RTOL for a tolerance, LANGS / STORAGES to run fewer driver variants.
+# A program calling extern fns: EXTERN_C=impl.c is linked into the drivers,
+# and ORACLE=same.acc (the program with the externs written in .acc) is
+# what the interpreter runs.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -13,7 +16,7 @@ tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 rtol=()
 [ -n "${RTOL:-}" ] && rtol=(--rtol "$RTOL")
 set +e
-"$afc" "$src" --interpret "$fn" -- "$@" > "$tmp/expected"
+"$afc" "${ORACLE:-$src}" --interpret "$fn" -- "$@" > "$tmp/expected"
 irc=$?
 set -e
 "$afc" "$src" --emit=header -o "$tmp/prog.h"
@@ -23,11 +26,16 @@ for mode in none greedy ilp; do
     for storage in ${STORAGES:-alloc caller}; do
       if [ $lang = c ]; then comp=(cc -std=c99 -x c); else comp=(c++ -std=c++17 -x c++); fi
       python3 "$here/gen_driver.py" --lang $lang --storage $storage --loops 2 -- "$tmp/prog.h" "$fn" "$@" > "$tmp/driver.src"
-      "${comp[@]}" -Wall -I"$root/runtime-c" "$tmp/driver.src" -x none "$tmp/prog_$mode.o" "$root/build/libafcrt.a" -lm -lpthread -o "$tmp/driver"
+      ext=()
+      [ -n "${EXTERN_C:-}" ] && ext=(-x c "$EXTERN_C")
+      "${comp[@]}" -Wall -I"$root/runtime-c" "$tmp/driver.src" "${ext[@]}" -x none "$tmp/prog_$mode.o" "$root/build/libafcrt.a" -lm -lpthread -o "$tmp/driver"
       set +e
       "$tmp/driver" > "$tmp/actual"
       rc=$?
       set -e
+      if grep -q '^LEAK' "$tmp/actual"; then
+        echo "FAIL $mode/$lang/$storage: $(grep '^LEAK' "$tmp/actual")"; exit 1
+      fi
       if [ $irc -ne 0 ] || [ $rc -ne 0 ]; then
         if [ $irc -eq 0 ] || [ $rc -eq 0 ]; then
           echo "FAIL $mode/$lang/$storage: interpreter rc=$irc, compiled rc=$rc"; cat "$tmp/expected" "$tmp/actual"; exit 1

@@ -5,8 +5,8 @@ header with the given arguments (flattened parameter leaves, as for
 
   gen_driver.py [--lang c|c++] [--storage alloc|caller] [--loops N] -- HEADER FN ARG...
 
---storage caller passes output arrays with caller-provided room (the
-largest input length); --loops N calls the function N times (checking that
+--storage caller passes output arrays with caller-provided room (the cube
+of the largest input length: a cross of a cross fits); --loops N calls the function N times (checking that
 repeated calls with reused storage give the same answer)."""
 import argparse
 import re
@@ -100,8 +100,12 @@ def main():
             e = CTYPES[t]
             w("    %s %s = %s;" % (t, name, lit(v, e)))
         call.append(name)
-    room = max(maxlen, 64)
+    # Room for a cross of crosses of the inputs (n^3), within reason.
+    room = min(max(maxlen ** 3, 64), max(maxlen, 1 << 16))
     w("    int rc = 0;")
+    # Every call must release what it does not hand over, errors included.
+    w("    int64_t live0 = afc_live_count();")
+    leak = 'if (afc_live_count() != live0) { printf("LEAK: %lld blocks\\n", (long long)(afc_live_count() - live0)); return 99; }'
     w("    for (int rep = 0; rep < %d; rep++) {" % a.loops)
     for t, name, _ in outs:
         e = elem_of(t)
@@ -115,7 +119,7 @@ def main():
             w("    %s %s = 0;" % (t, name))
         call.append("&" + name)
     w("    rc = %s(%s);" % (a.fn, ", ".join(call)))
-    w("    if (rc != 0) { printf(\"error %d %s\\n\", rc, afc_last_error()); return 3; }")
+    w("    if (rc != 0) { printf(\"error %%d %%s\\n\", rc, afc_last_error()); %s return 3; }" % leak)
     w("    if (rep + 1 == %d) {" % a.loops)
     for t, name, _ in outs:
         e = elem_of(t) or CTYPES[t]
@@ -133,6 +137,7 @@ def main():
             if elem_of(t):
                 w("    afc_free(%s.data);" % name)
     w("    }")
+    w("    " + leak)
     w("    return rc;\n}")
     print("\n".join(L))
 

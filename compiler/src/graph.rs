@@ -80,6 +80,15 @@ fn indexed_in(b: &Block, out: &mut IndexSet<VarId>) {
     }
 }
 
+/// Why an array made by `p` cannot be fused into its reader, if `p` is an
+/// extern call.
+fn barrier(f: &Function, p: NodeId, x: VarId) -> Option<String> {
+    match &f.node(p).kind {
+        NodeKind::Extern { func, .. } => Some(format!("'{}' is made by extern fn '{}', complete only once it returns", f.var(x).name, func)),
+        _ => None,
+    }
+}
+
 pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
     let producer = f.producers();
     let mut defs: HashMap<VarId, &Stmt> = HashMap::new();
@@ -185,6 +194,10 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
                 r.push(c);
             }
             if let Some(p) = producer[x.0 as usize] {
+                if let Some(reason) = barrier(f, p, *x) {
+                    add(&mut graph, p, c, EdgeKind::Preventing { reason }, *x);
+                    continue;
+                }
                 if f.node(p).writes_randomly() {
                     add(&mut graph, p, c, EdgeKind::Preventing { reason: format!("'{}' is written at random positions, complete only after its loop", f.var(*x).name) }, *x);
                     continue;
@@ -215,7 +228,9 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
                     // One node making both a gather's index and its source
                     // would need two orders on one edge.
                     let streamed_too = node.streamed_inputs().iter().any(|i| producer[i.0 as usize] == Some(p));
-                    let kind = if streamed_too {
+                    let kind = if let Some(reason) = barrier(f, p, *x) {
+                        EdgeKind::Preventing { reason }
+                    } else if streamed_too {
                         EdgeKind::Preventing { reason: format!("'{}' makes both the index and the source of gather '{}'", f.node(p).name, node.name) }
                     } else {
                         EdgeKind::Fusible { order: label }

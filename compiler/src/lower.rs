@@ -25,6 +25,7 @@ pub fn lower(
     let size_of_class = |id: afc_ir::sizes::SizeId| match &sizes.classes[id.0 as usize] {
         SizeOrigin::Params(ps) => SizeExpr::Param(ps[0]),
         SizeOrigin::Scalar(o) => SizeExpr::Scalar(*o),
+        SizeOrigin::Unknown => unreachable!("only an extern call iterates ⊥, and no array has that size"),
     };
     let mut array_sizes: IndexMap<VarId, SizeExpr> = IndexMap::new();
     let mut capacity: IndexMap<VarId, SizeExpr> = IndexMap::new();
@@ -95,6 +96,7 @@ pub fn lower(
                 outs: outputs.clone(),
                 span: node.span,
             },
+            NodeKind::Extern { .. } => unreachable!("an extern call is a step of its own"),
             NodeKind::Cross { inputs, split, outputs, .. } => LoopBody::Cross {
                 name: node.name.clone(),
                 first: inputs[..*split].to_vec(),
@@ -166,6 +168,15 @@ pub fn lower(
     flush(&mut pending, &mut available, &mut steps);
     for (k, (members, t)) in c.clusters.iter().zip(trees).enumerate() {
         let first = members[0];
+        if let NodeKind::Extern { func, args, outputs, arrays, .. } = &f.node(first).kind {
+            let node = f.node(first);
+            assert_eq!(members.len(), 1, "an extern call fuses with nothing");
+            let (args, outputs, arrays) = (args.clone(), outputs.clone(), arrays.clone());
+            steps.push(Step::Call(loops::Call { cluster: k, name: node.name.clone(), func: func.clone(), args, outputs, arrays, span: node.span }));
+            available.extend(node.defines());
+            flush(&mut pending, &mut available, &mut steps);
+            continue;
+        }
         let index = VarId(vars.len() as u32);
         vars.push(VarInfo { name: "i".into(), ty: VarTy::Scalar(afc_ir::types::Prim::I64), span: f.node(first).span });
         let b = body(t, &leaf_order);

@@ -106,7 +106,7 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
     for n in f.node_ids() {
         let node = f.node(n);
         let mut group: Vec<VarId> = node.streamed_inputs().to_vec();
-        if !matches!(node.kind, NodeKind::Fold { .. } | NodeKind::Filter { .. } | NodeKind::Scatter { .. }) {
+        if !matches!(node.kind, NodeKind::Fold { .. } | NodeKind::Filter { .. } | NodeKind::Scatter { .. } | NodeKind::Extern { .. }) {
             group.extend(node.outputs());
         }
         if let NodeKind::Scatter { dest, outputs, .. } = &node.kind {
@@ -122,6 +122,17 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             uf.keys[r].push(Key::Rigid(Operand::Var(*count)));
             for w in outputs.windows(2) {
                 unify(&mut uf, w[0], w[1], node.span)?;
+            }
+        }
+        if let NodeKind::Extern { arrays, .. } = &node.kind {
+            // Each array an extern call returns has a size of its own,
+            // known once it returns (papers/000: an existential size).
+            for (leaves, len) in arrays {
+                let r = uf.find(index[&leaves[0]]);
+                uf.keys[r].push(Key::Rigid(Operand::Var(*len)));
+                for w in leaves.windows(2) {
+                    unify(&mut uf, w[0], w[1], node.span)?;
+                }
             }
         }
         if let NodeKind::Cross { size, outputs, .. } = &node.kind {
@@ -176,10 +187,15 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
         });
         of_array.insert(*v, id);
     }
+    // An extern call iterates ⊥ (papers/000 Fig. 1.6): a class of its own.
     let iteration: Vec<SizeId> = f
         .node_ids()
         .map(|n| {
             let node = f.node(n);
+            if node.is_barrier() {
+                classes.push(SizeOrigin::Unknown);
+                return SizeId(classes.len() as u32 - 1);
+            }
             let a = node.streamed_inputs().first().or(node.outputs().first()).copied().unwrap();
             of_array[&a]
         })

@@ -88,6 +88,8 @@ pub enum ErrorKind {
     SizeOverflow(i64, i64),
     /// An array too large to allocate.
     OutOfMemory(i64),
+    /// A call of C code, which the interpreter cannot make.
+    Extern(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -105,6 +107,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::SizeMismatch(s) => write!(f, "size mismatch: {}", s),
             ErrorKind::SizeOverflow(n, m) => write!(f, "{} * {} elements overflow", n, m),
             ErrorKind::OutOfMemory(n) => write!(f, "out of memory for {} elements", n),
+            ErrorKind::Extern(g) => write!(f, "the interpreter cannot call extern fn '{}' (C code)", g),
         }
     }
 }
@@ -292,6 +295,7 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
+        NodeKind::Extern { func, .. } => return Err(RuntimeError { kind: ErrorKind::Extern(func.clone()), span: n.span }),
         NodeKind::Cross { inputs, split, outputs, .. } => {
             let (a, b) = inputs.split_at(*split);
             let (rows, m) = (env.array(a[0]).len(), env.array(b[0]).len());

@@ -228,6 +228,13 @@ pub enum NodeKind {
     /// read whole (the first has another size than the result, the second
     /// is consumed whole, papers/000 Fig. 1.10); `f` is the identity.
     Cross { f: Lambda, size: Operand, inputs: Vec<VarId>, split: usize, outputs: Vec<VarId> },
+    /// A call of an `extern fn`: a fusion barrier (papers/000's `external`,
+    /// iteration size ⊥). `args` are the flattened parameter leaves (array
+    /// arguments are read whole, from memory); `outputs` the flattened result
+    /// leaves in C order; `inputs` the array arguments among `args`. Each
+    /// array result is `(its leaves, its length)`: a rigid size known once
+    /// the call returns. `f` is empty.
+    Extern { f: Lambda, func: String, args: Vec<Operand>, inputs: Vec<VarId>, outputs: Vec<VarId>, arrays: Vec<(Vec<VarId>, VarId)> },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,6 +278,7 @@ impl Node {
             NodeKind::Force { .. } => "force",
             NodeKind::Scatter { .. } => "scatter",
             NodeKind::Cross { .. } => "cross",
+            NodeKind::Extern { .. } => "extern",
         }
     }
     /// Arrays read element by element in iteration order (fusible inputs).
@@ -284,7 +292,7 @@ impl Node {
             | NodeKind::Force { inputs, .. } => inputs,
             NodeKind::Gather { index, .. } => std::slice::from_ref(index),
             NodeKind::Scatter { src, .. } => src,
-            NodeKind::Generate { .. } | NodeKind::Cross { .. } => &[],
+            NodeKind::Generate { .. } | NodeKind::Cross { .. } | NodeKind::Extern { .. } => &[],
         }
     }
     /// The traversal order the combinator requires, if any (papers/002 §3.3):
@@ -305,10 +313,12 @@ impl Node {
     pub fn flips_order(&self) -> bool {
         matches!(self.kind, NodeKind::Reverse { .. })
     }
-    /// Arrays the node needs complete and reads from memory (a gather's
-    /// source, a force's input), besides what its worker indexes.
+    /// Arrays the node needs complete and reads from memory (a force's
+    /// input, a scatter's destination, a cross's or an extern call's
+    /// arguments), besides what its worker indexes.
     pub fn whole_inputs(&self) -> &[VarId] {
         match &self.kind {
+            NodeKind::Extern { inputs, .. } => inputs,
             NodeKind::Force { inputs, .. } => inputs,
             NodeKind::Scatter { dest, .. } => dest,
             NodeKind::Cross { inputs, .. } => inputs,
@@ -319,6 +329,11 @@ impl Node {
     /// complete only after its loop)?
     pub fn writes_randomly(&self) -> bool {
         matches!(self.kind, NodeKind::Scatter { .. })
+    }
+    /// Is the node a fusion barrier (an extern call): nothing fuses with
+    /// it, its results are complete only once it has returned.
+    pub fn is_barrier(&self) -> bool {
+        matches!(self.kind, NodeKind::Extern { .. })
     }
     /// Arrays read at the indices a gather's index array gives (its source):
     /// fusible only with a producer that can compute any element on demand.
@@ -347,14 +362,18 @@ impl Node {
             | NodeKind::Gather { outputs, .. }
             | NodeKind::Force { outputs, .. }
             | NodeKind::Scatter { outputs, .. }
+            | NodeKind::Extern { outputs, .. }
             | NodeKind::Cross { outputs, .. } => outputs,
         }
     }
-    /// Every variable the node defines: its outputs and a filter's count.
+    /// Every variable the node defines: its outputs, a filter's count, the
+    /// lengths of an extern call's array results.
     pub fn defines(&self) -> Vec<VarId> {
         let mut v = self.outputs().to_vec();
-        if let NodeKind::Filter { count, .. } = &self.kind {
-            v.push(*count);
+        match &self.kind {
+            NodeKind::Filter { count, .. } => v.push(*count),
+            NodeKind::Extern { arrays, .. } => v.extend(arrays.iter().map(|(_, len)| *len)),
+            _ => {}
         }
         v
     }
@@ -365,6 +384,7 @@ impl Node {
             | NodeKind::Reverse { f, .. }
             | NodeKind::Gather { f, .. }
             | NodeKind::Cross { f, .. }
+            | NodeKind::Extern { f, .. }
             | NodeKind::Force { f, .. } => f,
             NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } | NodeKind::Scatter { op, .. } => op,
             NodeKind::Filter { p, .. } => p,
@@ -377,12 +397,13 @@ impl Node {
             | NodeKind::Reverse { f, .. }
             | NodeKind::Gather { f, .. }
             | NodeKind::Cross { f, .. }
+            | NodeKind::Extern { f, .. }
             | NodeKind::Force { f, .. } => f,
             NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } | NodeKind::Scatter { op, .. } => op,
             NodeKind::Filter { p, .. } => p,
         }
     }
-    /// Scalar operands outside the worker (sizes, initial values).
+    /// Operands outside the worker (sizes, initial values, an extern call's arguments).
     pub fn scalar_args(&self) -> Vec<Operand> {
         match &self.kind {
             NodeKind::Map { .. }
@@ -393,6 +414,8 @@ impl Node {
             | NodeKind::Scatter { .. } => vec![],
             NodeKind::Generate { size, .. } | NodeKind::Cross { size, .. } => vec![*size],
             NodeKind::Fold { init, .. } | NodeKind::Scan { init, .. } => init.clone(),
+            // (Its array arguments too: they are read whole as well.)
+            NodeKind::Extern { args, .. } => args.clone(),
         }
     }
     /// Every variable of the enclosing function the node uses other than streamed inputs.
@@ -631,6 +654,11 @@ pub fn print_node(f: &Function, id: NodeId, indent: usize, out: &mut String) {
         NodeKind::Cross { size, inputs, split, .. } => {
             let (a, b) = inputs.split_at(*split);
             let _ = writeln!(out, "{}node {} \"{}\": {} = cross({}; {}) [{}]", pad, id.0, n.name, outs, vars(f, a), vars(f, b), f.operand(size));
+        }
+        NodeKind::Extern { func, args, arrays, .. } => {
+            let a: Vec<String> = args.iter().map(|o| f.operand(o)).collect();
+            let lens: Vec<String> = arrays.iter().map(|(l, n)| format!("|%{}| = %{}", f.var_name(l[0]), f.var_name(*n))).collect();
+            let _ = writeln!(out, "{}node {} \"{}\": {} = extern {}({}) [{}]", pad, id.0, n.name, outs, func, a.join(", "), lens.join(", "));
         }
         NodeKind::Scatter { op, dest, src, .. } => {
             let _ = writeln!(out, "{}node {} \"{}\": {} = scatter({}; {})", pad, id.0, n.name, outs, vars(f, dest), vars(f, src));

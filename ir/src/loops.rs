@@ -180,10 +180,26 @@ pub struct LoopNest {
     pub split: Option<(VarId, VarId)>,
 }
 
+/// An extern call, a cluster of its own: the C function `func` called with
+/// the export ABI. `args` are the argument leaves, `outputs` the result
+/// leaves (C order); each array result's leaves get one length, read from
+/// the descriptors the callee fills in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    pub cluster: usize,
+    pub name: String,
+    pub func: String,
+    pub args: Vec<Operand>,
+    pub outputs: Vec<VarId>,
+    pub arrays: Vec<(Vec<VarId>, VarId)>,
+    pub span: Span,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
     Stmt(Stmt),
     Loop(LoopNest),
+    Call(Call),
 }
 
 #[derive(Clone, Debug)]
@@ -420,6 +436,20 @@ pub fn print(p: &Program) -> String {
         for s in &f.steps {
             match s {
                 Step::Stmt(s) => labelled::print_stmt(&lf, s, 1, &mut out),
+                Step::Call(c) => {
+                    let a: Vec<String> = c.args.iter().map(|o| lf.operand(o)).collect();
+                    let lens: Vec<String> = c.arrays.iter().map(|(l, n)| format!("%{} = |%{}|", lf.var_name(*n), lf.var_name(l[0]))).collect();
+                    let _ = writeln!(
+                        out,
+                        "  Call \"{}\": ({}) = extern {}({}); {}  // cluster {}",
+                        c.name,
+                        vars(&lf, &c.outputs),
+                        c.func,
+                        a.join(", "),
+                        lens.join(", "),
+                        c.cluster
+                    );
+                }
                 Step::Loop(n) => {
                     let _ = writeln!(
                         out,
@@ -464,6 +494,16 @@ pub fn print(p: &Program) -> String {
 pub fn verify(f: &Function) -> Result<(), String> {
     let mut in_memory: HashSet<VarId> = f.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
     for step in &f.steps {
+        if let Step::Call(c) = step {
+            for a in &c.args {
+                if let Operand::Var(v) = a {
+                    if f.var(*v).ty.is_array() && !in_memory.contains(v) {
+                        return Err(format!("extern call '{}' passes %{} which is not in memory", c.name, v.0));
+                    }
+                }
+            }
+            in_memory.extend(c.outputs.iter().copied());
+        }
         let Step::Loop(n) = step else { continue };
         let mut elements: IndexSet<VarId> = IndexSet::new();
         for l in n.body.leaves() {

@@ -17,6 +17,8 @@ pub enum SizeOrigin {
     Params(Vec<VarId>),
     /// A rigid size: the value of a scalar (a `generate`'s size argument).
     Scalar(Operand),
+    /// ⊥: the iteration size of an extern call, which fuses with nothing.
+    Unknown,
 }
 
 #[derive(Clone, Debug)]
@@ -141,6 +143,7 @@ pub fn print(f: &Function, s: &Sizes) -> String {
                 format!("flexible = {}", names.join(" = "))
             }
             SizeOrigin::Scalar(o) => format!("rigid = {}", f.operand(o)),
+            SizeOrigin::Unknown => "⊥ (an extern call)".to_string(),
         };
         let parent = match s.transducer[i] {
             Some(t) => format!(", transducer \"{}\" from n{}", f.node(t).name, s.of_node(t).0),
@@ -185,7 +188,7 @@ pub fn verify(f: &Function, s: &Sizes) -> Result<(), String> {
                     return Err(format!("filter '{}''s result size is not its own", node.name));
                 }
             }
-            NodeKind::Fold { .. } | NodeKind::Gather { .. } | NodeKind::Scatter { .. } => {}
+            NodeKind::Fold { .. } | NodeKind::Gather { .. } | NodeKind::Scatter { .. } | NodeKind::Extern { .. } => {}
             _ => {
                 for o in node.outputs() {
                     if s.of_array[o] != it {

@@ -115,6 +115,9 @@ class Gen:
         # Size classes: the parameters' size, a rigid generate size, and one
         # per filter; a map combines arrays of one class only.
         classes = {"n": list(params)}
+        # How many input lengths multiply into a class's size (a cross adds
+        # its arguments'); kept at most 3 so caller storage of n^3 suffices.
+        power = {"n": 1, "k": 1}
         env = list(scal)
         lines = []
         folds = []
@@ -158,6 +161,7 @@ class Gen:
                     pred = self.expr("bool", env + [(x, et)], all_arrays(), 3)
                     lines.append("let %s = filter(|%s| %s, %s);" % (name, x, pred, src))
                     classes[newcls] = [(name, et)]
+                power[newcls] = power[cls]
                 if r.random() < 0.4:
                     ln = self.fresh("len")
                     lines.append("let %s = length(%s);" % (ln, classes[newcls][0][0]))
@@ -192,10 +196,13 @@ class Gen:
                 elif kind >= 6:
                     # All pairs with an array of any size: a new rigid size.
                     cls2 = r.choice([c for c in classes if classes[c]])
+                    if power[cls] + power[cls2] > 3:
+                        continue
                     b, tb = r.choice(classes[cls2])
                     u, w = self.fresh("u"), self.fresh("w")
                     lines.append("let (%s, %s) = unzip(cross(%s, %s));" % (u, w, src, b))
                     classes["x" + name] = [(u, et), (w, tb)]
+                    power["x" + name] = power[cls] + power[cls2]
                 elif kind == 2:
                     lines.append("let %s = reverse(%s);" % (name, src))
                     arrays.append((name, et))

@@ -7,6 +7,19 @@
 use afc_ir::labelled::{Leaf, Operand, VarTy};
 use afc_ir::loops::Function;
 
+/// The passing of an exported function's arguments and results.
+pub fn classify(f: &Function) -> (Vec<ParamPass>, Vec<ParamPass>) {
+    let tys: Vec<VarTy> = f
+        .params
+        .iter()
+        .map(|Leaf { value, .. }| {
+            let Operand::Var(v) = value else { unreachable!("parameters are variables") };
+            f.var(*v).ty.clone()
+        })
+        .collect();
+    classify_types(&tys, f.results.len())
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ParamPass {
     /// One scalar argument.
@@ -19,13 +32,14 @@ pub enum ParamPass {
     OutPtr,
 }
 
-pub fn classify(f: &Function) -> (Vec<ParamPass>, Vec<ParamPass>) {
+/// The passing of C arguments of these types followed by `results` output
+/// pointers: the same for an export and for an extern afc calls.
+pub fn classify_types(params: &[VarTy], results: usize) -> (Vec<ParamPass>, Vec<ParamPass>) {
     let mut gpr = 6;
     let mut sse = 8;
     let mut ins = vec![];
-    for Leaf { value, .. } in &f.params {
-        let Operand::Var(v) = value else { unreachable!("parameters are variables") };
-        ins.push(match f.var(*v).ty {
+    for ty in params {
+        ins.push(match *ty {
             VarTy::Scalar(p) => {
                 if p.is_float() {
                     if sse > 0 {
@@ -43,7 +57,7 @@ pub fn classify(f: &Function) -> (Vec<ParamPass>, Vec<ParamPass>) {
             VarTy::Array(..) => ParamPass::ByVal,
         });
     }
-    let outs = f.results.iter().map(|_| {
+    let outs = (0..results).map(|_| {
         if gpr > 0 {
             gpr -= 1;
         }

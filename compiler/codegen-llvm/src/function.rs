@@ -7,12 +7,12 @@
 //! only once everything has succeeded, so a failing call never touches the
 //! caller's memory (LANGUAGE.md, run-time errors).
 
-use crate::abi::{classify, ParamPass};
+use crate::abi::{classify, classify_types, ParamPass};
 use crate::Options;
 use afc_ir::ast::{BinOp, UnOp};
 use afc_ir::diag::Span;
-use afc_ir::labelled::{Block, Builtin, Const, Lambda, Operand, Rhs, ScanKind, Stmt, VarId};
-use afc_ir::loops::{Body, Function, LoopBody, LoopNest, SizeExpr, Step};
+use afc_ir::labelled::{Block, Builtin, Const, Lambda, Operand, Rhs, ScanKind, Stmt, VarId, VarTy};
+use afc_ir::loops::{Body, Call, Function, LoopBody, LoopNest, SizeExpr, Step};
 use afc_ir::types::Prim;
 use indexmap::IndexMap;
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -35,6 +35,7 @@ pub const ERR_SIZE_MISMATCH: i32 = 3;
 pub const ERR_NEGATIVE_SIZE: i32 = 4;
 pub const ERR_OUTPUT_TOO_SMALL: i32 = 5;
 pub const ERR_OUT_OF_MEMORY: i32 = 6;
+pub const ERR_EXTERN_RESULT: i32 = 7;
 
 /// What one iteration has computed: elements by (array, order), and the
 /// index each gather label stands for (computed once, bounds-checked).
@@ -87,14 +88,14 @@ fn desc_ty<'ctx>(cx: &'ctx Context) -> StructType<'ctx> {
     cx.struct_type(&[cx.ptr_type(Default::default()).into(), cx.i64_type().array_type(1).into()], false)
 }
 
-pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Options) -> R<()> {
-    let (ins, outs) = classify(f);
+/// The LLVM type of a C function with the export ABI: `int f(args…, outs…)`,
+/// each argument passed as `classify_types` says.
+fn c_fn_type<'ctx>(cx: &'ctx Context, tys: &[VarTy], ins: &[ParamPass], outs: usize) -> inkwell::types::FunctionType<'ctx> {
     let ptr = cx.ptr_type(Default::default());
     let mut arg_tys: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![];
-    for (leaf, pass) in f.params.iter().zip(&ins) {
-        let Operand::Var(v) = leaf.value else { unreachable!() };
+    for (ty, pass) in tys.iter().zip(ins) {
         match pass {
-            ParamPass::Scalar => arg_tys.push(reg_ty(cx, f.var(v).ty.prim()).into()),
+            ParamPass::Scalar => arg_tys.push(reg_ty(cx, ty.prim()).into()),
             ParamPass::Split => {
                 arg_tys.push(ptr.into());
                 arg_tys.push(cx.i64_type().into());
@@ -102,10 +103,15 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
             ParamPass::ByVal | ParamPass::OutPtr => arg_tys.push(ptr.into()),
         }
     }
-    for _ in &outs {
-        arg_tys.push(ptr.into());
-    }
-    let fn_ty = cx.i32_type().fn_type(&arg_tys, false);
+    arg_tys.extend((0..outs).map(|_| inkwell::types::BasicMetadataTypeEnum::from(ptr)));
+    cx.i32_type().fn_type(&arg_tys, false)
+}
+
+pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Options) -> R<()> {
+    let (ins, outs) = classify(f);
+    let ptr = cx.ptr_type(Default::default());
+    let tys: Vec<VarTy> = f.params.iter().map(|l| if let Operand::Var(v) = l.value { f.var(v).ty.clone() } else { unreachable!() }).collect();
+    let fn_ty = c_fn_type(cx, &tys, &ins, outs.len());
     let func = m.add_function(&f.name, fn_ty, Some(Linkage::External));
     let kind = |n: &str| Attribute::get_named_enum_kind_id(n);
     func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
@@ -229,6 +235,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         match step {
             Step::Stmt(s) => g.stmt(s)?,
             Step::Loop(n) => g.nest(n, staged)?,
+            Step::Call(c) => g.call_extern(c)?,
         }
     }
 
@@ -375,6 +382,8 @@ fn is_staged(f: &Function) -> bool {
                     return true;
                 }
             }
+            // C code may fail, and its results' sizes are known only after it.
+            Step::Call(_) => return true,
             Step::Loop(n) => {
                 for l in n.body.leaves() {
                     // A gather's index may be out of range.
@@ -1067,6 +1076,141 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let ep = unsafe { self.b.build_in_bounds_gep(t, base, &[k], "at")? };
         let x = self.b.build_load(t, ep, &format!("{}.elt", self.name(v)))?;
         self.from_mem(x, p)
+    }
+
+    /// An extern call with the export ABI: the arguments as an export
+    /// receives them, output descriptors with `data == NULL`. On failure its
+    /// code is returned (its message is already set) and every result it
+    /// left in a descriptor is freed with the rest; on success its arrays
+    /// are owned by this function like its own allocations.
+    fn call_extern(&mut self, c: &Call) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let kind = |n: &str| Attribute::get_named_enum_kind_id(n);
+        let tys: Vec<VarTy> = c
+            .args
+            .iter()
+            .map(|a| match a {
+                Operand::Var(v) => self.f.var(*v).ty.clone(),
+                Operand::Const(k) => VarTy::Scalar(k.prim()),
+            })
+            .collect();
+        let (ins, outs) = classify_types(&tys, c.outputs.len());
+        // Attributes of the C signature, on the declaration and the call.
+        let mut attrs: Vec<(u32, Attribute)> = vec![];
+        let mut at = 0u32;
+        for (ty, pass) in tys.iter().zip(&ins) {
+            match pass {
+                ParamPass::Scalar if ty.prim() == Prim::Bool => attrs.push((at, cx.create_enum_attribute(kind("zeroext"), 0))),
+                ParamPass::ByVal => {
+                    attrs.push((at, cx.create_type_attribute(kind("byval"), desc_ty(cx).into())));
+                    attrs.push((at, cx.create_enum_attribute(kind("align"), 8)));
+                }
+                _ => {}
+            }
+            at += if *pass == ParamPass::Split { 2 } else { 1 };
+        }
+        let callee = match self.m.get_function(&c.func) {
+            Some(g) => g,
+            None => {
+                let g = self.m.add_function(&c.func, c_fn_type(cx, &tys, &ins, outs.len()), Some(Linkage::External));
+                g.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
+                for (at, a) in &attrs {
+                    g.add_attribute(AttributeLoc::Param(*at), *a);
+                }
+                g
+            }
+        };
+        let mut args: Vec<BasicMetadataValueEnum> = vec![];
+        for (a, pass) in c.args.iter().zip(&ins) {
+            match (pass, a) {
+                (ParamPass::Scalar, _) => args.push(self.operand(a).into()),
+                (ParamPass::Split, Operand::Var(v)) => {
+                    let (data, len) = (self.array_ptr(*v)?, self.size(*v)?);
+                    args.push(data.into());
+                    args.push(len.into());
+                }
+                (ParamPass::ByVal, Operand::Var(v)) => {
+                    let (data, len) = (self.array_ptr(*v)?, self.size(*v)?);
+                    let d = self.entry_alloca(desc_ty(cx).into(), &format!("{}.desc", self.name(*v)))?;
+                    self.b.build_store(d, data)?;
+                    let sp = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), d, &[i64t.const_int(8, false)], "shape")? };
+                    self.b.build_store(sp, len)?;
+                    args.push(d.into());
+                }
+                _ => unreachable!("abi: an array argument is a variable"),
+            }
+        }
+        // Output descriptors (data = NULL) and scalar result slots.
+        let mut out_slots = vec![];
+        for o in &c.outputs {
+            let slot = if self.f.var(*o).ty.is_array() {
+                let d = self.entry_alloca(desc_ty(cx).into(), &format!("{}.desc", self.name(*o)))?;
+                self.b.build_store(d, desc_ty(cx).const_zero())?;
+                d
+            } else {
+                let s = self.entry_alloca(mem_ty(cx, self.f.var(*o).ty.prim()), &format!("{}.out", self.name(*o)))?;
+                self.b.build_store(s, mem_ty(cx, self.f.var(*o).ty.prim()).const_zero())?;
+                s
+            };
+            out_slots.push(slot);
+            args.push(slot.into());
+        }
+        let call = self.b.build_call(callee, &args, &c.func)?;
+        for (at, a) in attrs {
+            call.add_attribute(AttributeLoc::Param(at), a);
+        }
+        let rc = call.try_as_basic_value().basic().unwrap().into_int_value();
+        // Whatever it left in the descriptors is ours to free from now on.
+        let mut arrays: HashMap<VarId, (PointerValue<'ctx>, IntValue<'ctx>)> = HashMap::new();
+        for (o, slot) in c.outputs.iter().zip(&out_slots) {
+            if self.f.var(*o).ty.is_array() {
+                let (data, len) = self.load_out(*slot)?;
+                let owner = self.new_alloc_slot(Some(*o))?;
+                self.b.build_store(owner, data)?;
+                self.slots.insert(*o, data);
+                arrays.insert(*o, (data, len));
+            }
+        }
+        let failed = self.b.build_int_compare(IntPredicate::NE, rc, cx.i32_type().const_zero(), "extern_failed")?;
+        let err = cx.append_basic_block(self.func, "extern_error");
+        let ok = cx.append_basic_block(self.func, "extern_ok");
+        self.b.build_conditional_branch(failed, err, ok)?;
+        self.b.position_at_end(err);
+        self.b.build_store(self.code_slot, rc)?;
+        self.b.build_unconditional_branch(self.fail_bb)?;
+        self.b.position_at_end(ok);
+        // Each array result is an array: a size ≥ 0 shared by its leaves,
+        // data unless it is empty.
+        for (leaves, len) in &c.arrays {
+            let (_, n) = arrays[&leaves[0]];
+            let mut bad = self.b.build_int_compare(IntPredicate::SLT, n, i64t.const_zero(), "negative")?;
+            for l in leaves {
+                let (data, m) = arrays[l];
+                let differ = self.b.build_int_compare(IntPredicate::NE, m, n, "differ")?;
+                let null = self.b.build_is_null(data, "null")?;
+                let nonempty = self.b.build_int_compare(IntPredicate::NE, m, i64t.const_zero(), "nonempty")?;
+                let missing = self.b.build_and(null, nonempty, "missing")?;
+                bad = self.b.build_or(bad, self.b.build_or(differ, missing, "")?, "bad")?;
+            }
+            let msg = format!(
+                "{}: extern fn '{}' returned 0 but no valid array for '{}' (data, size)",
+                self.f.location(c.span),
+                c.func,
+                self.f.var(leaves[0]).name
+            );
+            self.fail_if(bad, ERR_EXTERN_RESULT, &msg, None, None)?;
+            self.scalars.insert(*len, n.into());
+        }
+        for (o, slot) in c.outputs.iter().zip(&out_slots) {
+            if !self.f.var(*o).ty.is_array() {
+                let p = self.f.var(*o).ty.prim();
+                let v = self.b.build_load(mem_ty(cx, p), *slot, &self.name(*o))?;
+                let v = self.from_mem(v, p)?;
+                self.scalars.insert(*o, v);
+            }
+        }
+        Ok(())
     }
 
     fn entry_alloca(&mut self, t: BasicTypeEnum<'ctx>, name: &str) -> R<PointerValue<'ctx>> {

@@ -61,6 +61,14 @@ pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
             ));
             continue;
         }
+        let n = &it.name.name;
+        if it.body.is_none() && (n.starts_with("afc_") || n.strip_suffix('f').and_then(Builtin::from_name).is_some()) {
+            diags.push(
+                Diagnostic::error(it.name.span, format!("extern fn '{}' would clash with a C symbol compiled code uses", n))
+                    .with_note("runtime symbols begin with `afc_`; the float built-ins call the C library's functions of their names"),
+            );
+            continue;
+        }
         items.insert(it.name.name.clone(), it);
     }
     if !diags.is_empty() {
@@ -114,9 +122,35 @@ fn resolve_type(t: &TypeExpr) -> R<Ty> {
     })
 }
 
+fn has_rank_above_1(t: &Ty) -> bool {
+    match t {
+        Ty::Prim(_) => false,
+        Ty::Tuple(ts) => ts.iter().any(has_rank_above_1),
+        Ty::Array(r, _) => *r > 1,
+    }
+}
+
+/// The array leaves of a value, in C order.
+fn array_leaves(v: &Val, out: &mut Vec<VarId>) {
+    match v {
+        Val::Scalar(..) => {}
+        Val::Tuple(vs) => vs.iter().for_each(|v| array_leaves(v, out)),
+        Val::Array { leaves, .. } => out.extend(leaves),
+    }
+}
+
+/// The leaves of a value in C order: scalars, and one array per element leaf.
+fn flatten_leaves(v: &Val, out: &mut Vec<Operand>) {
+    match v {
+        Val::Scalar(o, _) => out.push(*o),
+        Val::Tuple(vs) => vs.iter().for_each(|v| flatten_leaves(v, out)),
+        Val::Array { leaves, .. } => out.extend(leaves.iter().map(|l| Operand::Var(*l))),
+    }
+}
+
 fn unsupported(span: Span, what: &str) -> Diagnostic {
     Diagnostic::error(span, format!("{} is not supported yet", what))
-        .with_note("this compiler accepts map, zip, unzip, generate, iota, fold, filter, the scans, reverse, force, gather, backpermute, length and shape on rank-1 arrays")
+        .with_note("this compiler accepts map, zip, unzip, generate, iota, fold, filter, the scans, reverse, force, gather, backpermute, scatter, permute, cross, length and shape on rank-1 arrays, and extern calls")
 }
 
 struct Elab<'a> {
@@ -294,7 +328,8 @@ impl<'a> Elab<'a> {
     /// Names the nodes made for one `let`: the one whose value the `let` binds
     /// takes its name, the others `LET.K` in source order.
     fn name_nodes(&mut self, first: usize, let_name: &str, e: &Expr) {
-        let principal = principal_span(e);
+        let items = self.items;
+        let principal = principal_span(e, &|n| items.get(n).map(|it| it.body.is_none()).unwrap_or(false));
         let mut order: Vec<usize> = (first..self.nodes.len()).collect();
         order.sort_by_key(|&i| (self.nodes[i].span.start, std::cmp::Reverse(self.nodes[i].span.end)));
         let mut k = 0;
@@ -731,7 +766,7 @@ impl<'a> Elab<'a> {
     fn call_user(&mut self, item: &ast::Item, vals: Vec<Val>, args: &[Expr], span: Span) -> R<Val> {
         let name = &item.name.name;
         if item.body.is_none() {
-            return Err(unsupported(span, "calling an `extern fn`"));
+            return self.call_extern(item, vals, args, span);
         }
         if self.call_stack.contains(name) {
             return Err(unsupported(span, "a recursive call"));
@@ -762,6 +797,63 @@ impl<'a> Elab<'a> {
         let ret = resolve_type(&item.ret)?;
         self.expect_ty(&v, &from_ty(&ret), item.body.as_ref().unwrap().result.span, &format!("the result of '{}'", name))?;
         Ok(v)
+    }
+
+    /// A call of an `extern fn`: one barrier node whose arguments and
+    /// results are the flattened leaves of the C signature.
+    fn call_extern(&mut self, item: &ast::Item, vals: Vec<Val>, args: &[Expr], span: Span) -> R<Val> {
+        let name = &item.name.name;
+        if self.worker_depth > 0 {
+            return Err(Diagnostic::error(span, format!("a worker function cannot call extern fn '{}'", name))
+                .with_note("an extern call is a fusion barrier on whole arrays: call it with `let` outside the worker"));
+        }
+        if !matches!(self.targets.last(), Some(Target::Top(_))) {
+            return Err(unsupported(span, "an extern call inside an `if` branch"));
+        }
+        if vals.len() != item.params.len() {
+            return Err(Diagnostic::error(span, format!("'{}' takes {} arguments, found {}", name, item.params.len(), vals.len()))
+                .with_label(item.name.span, "declared here"));
+        }
+        let mut flat = vec![];
+        for ((pn, pt), (v, a)) in item.params.iter().zip(vals.iter().zip(args)) {
+            let ty = resolve_type(pt)?;
+            if has_rank_above_1(&ty) {
+                return Err(unsupported(pt.span(), "an extern fn with arrays of rank 2 or 3"));
+            }
+            self.expect_ty(v, &from_ty(&ty), a.span, &format!("argument '{}'", pn.name))?;
+            flatten_leaves(v, &mut flat);
+        }
+        let ret = resolve_type(&item.ret)?;
+        if has_rank_above_1(&ret) {
+            return Err(unsupported(item.ret.span(), "an extern fn with arrays of rank 2 or 3"));
+        }
+        let mut outputs = vec![];
+        let mut arrays = vec![];
+        let v = self.extern_results(&from_ty(&ret), span, &mut outputs, &mut arrays)?;
+        let f = Lambda { params: vec![], body: Block::default(), captures: vec![] };
+        let mut inputs = vec![];
+        vals.iter().for_each(|v| array_leaves(v, &mut inputs));
+        self.push_node(span, NodeKind::Extern { f, func: name.clone(), args: flat, inputs, outputs, arrays });
+        Ok(v)
+    }
+
+    /// Fresh variables for an extern call's results, in C order.
+    fn extern_results(&mut self, t: &ITy, span: Span, outputs: &mut Vec<VarId>, arrays: &mut Vec<(Vec<VarId>, VarId)>) -> R<Val> {
+        match self.u.shallow(t) {
+            ITy::Array(_, elem) => {
+                let (leaves, v) = self.node_outputs(&elem, span)?;
+                let len = self.new_var("len", ITy::Prim(Prim::I64), span);
+                outputs.extend(&leaves);
+                arrays.push((leaves, len));
+                Ok(v)
+            }
+            ITy::Tuple(ts) => Ok(Val::Tuple(ts.iter().map(|t| self.extern_results(t, span, outputs, arrays)).collect::<R<_>>()?)),
+            other => {
+                let x = self.new_var("r", other.clone(), span);
+                outputs.push(x);
+                Ok(Val::Scalar(Operand::Var(x), other))
+            }
+        }
     }
 
     // ------------------------------------------------------------ combinators
@@ -1164,10 +1256,11 @@ impl<'a> Elab<'a> {
     }
 }
 
-fn principal_span(e: &Expr) -> Option<Span> {
+/// The span of the node a `let` binds: a combinator or extern call, under any `unzip`.
+fn principal_span(e: &Expr, is_extern: &dyn Fn(&str) -> bool) -> Option<Span> {
     match &e.kind {
-        ExprKind::Call(f, args) if f.name == "unzip" && args.len() == 1 => principal_span(&args[0]),
-        ExprKind::Call(f, _) if COMBINATORS.contains(&f.name.as_str()) => Some(e.span),
+        ExprKind::Call(f, args) if f.name == "unzip" && args.len() == 1 => principal_span(&args[0], is_extern),
+        ExprKind::Call(f, _) if COMBINATORS.contains(&f.name.as_str()) || is_extern(&f.name) => Some(e.span),
         _ => None,
     }
 }
@@ -1362,6 +1455,10 @@ fn propagate_copies(f: &mut Function) {
                     }
                     NodeKind::Cross { size, inputs, .. } => {
                         sub(&map, size);
+                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
+                    }
+                    NodeKind::Extern { args, inputs, .. } => {
+                        args.iter_mut().for_each(|o| sub(&map, o));
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                     }
                     NodeKind::Gather { index, source, .. } => {
