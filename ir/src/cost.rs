@@ -10,7 +10,8 @@
 //! iteration; a scalar a node computes (a fold's result, a filter's count)
 //! counts one write, and one read per other cluster that uses it; a
 //! scatter reads its destination once (the copy it starts from); a cross
-//! reads one element of each argument per element it makes.
+//! reads one element of each argument per element it makes; an extern call
+//! is no loop of afc's and is counted as reading each array argument once.
 
 use crate::cluster::{orders, read_order, Clustering};
 use crate::graph::DepGraph;
@@ -83,7 +84,8 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
         .iter()
         .enumerate()
         .map(|(k, members)| {
-            let mut cost = ClusterCost { loops: 1, ..Default::default() };
+            let call = members.iter().any(|n| f.node(*n).is_barrier());
+            let mut cost = ClusterCost { loops: usize::from(!call), ..Default::default() };
             let mut streamed: IndexSet<(VarId, u32)> = IndexSet::new();
             let mut scalars_read: IndexSet<VarId> = IndexSet::new();
             for n in members {
@@ -133,6 +135,7 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                 let node = f.node(*n);
                 match &node.kind {
                     NodeKind::Scatter { dest, .. } => dest.iter().for_each(|d| cost.reads.add_size(size(*d), 1)),
+                    NodeKind::Extern { inputs, .. } => inputs.iter().for_each(|x| cost.reads.add_size(size(*x), 1)),
                     NodeKind::Cross { inputs, outputs, .. } => {
                         let s = at(ord[n.0 as usize], size(outputs[0]));
                         cost.reads.add_size(s, inputs.len() as i64);
