@@ -2,7 +2,8 @@
 """Randomised differential testing: generates well-typed .acc programs of
 the compiled subset (map, zip, unzip, generate, iota, fold, filter — nested,
 fused and manifest — scanl, prescanl, scanr, reverse, force, gather,
-backpermute, scatter, cross, length, scalar
+backpermute, scatter, cross, extern calls (externs.c, with externs.acc as
+the interpreter's oracle), length, scalar
 code with tuples, if, select, indexing, casts, built-ins) and random inputs,
 then checks with check-run.sh that every fusion mode, from C drivers with
 afc-allocated and caller-provided outputs, agrees with the reference
@@ -28,6 +29,7 @@ ALL = NUM + ["bool"]
 
 class Gen:
     def __init__(self, rng):
+        self.uses_externs = False
         self.r = rng
         self.n = 0
 
@@ -242,7 +244,26 @@ class Gen:
                         lines.append("let %s = backpermute(length(%s), |%s| (%s * 3 + 1) %% max(length(%s), 1), %s);" % (name, src, i, i, src2, src2))
                     arrays.append((ix, "i64"))
                     arrays.append((name, et2))
-            elif k < 0.8:
+            elif k < 0.78:
+                # An extern call (externs.c; externs.acc is the oracle).
+                src, et = r.choice(arrays)
+                name = self.fresh("e")
+                self.uses_externs = True
+                kind = r.randint(0, 2)
+                if kind == 0:
+                    n = r.choice(["0", "1", "length(%s) / 2" % src, "length(%s)" % src, "length(%s) + 1" % src] + (["k"] if scal else []))
+                    lines.append("let %s = xf_take_%s(%s, %s);" % (name, et, src, n))
+                elif kind == 1:
+                    lines.append("let %s = xf_rev_%s(%s);" % (name, et, src))
+                else:
+                    c, n = self.fresh("ec"), self.fresh("en")
+                    lines.append("let (%s, %s) = xf_count_%s(%s, %s);" % (c, n, et, src, self.lit(et, True)))
+                    env += [(c, "i64"), (n, "i64")]
+                    continue
+                # A size of its own, known once the call returns.
+                classes["e" + name] = [(name, et)]
+                power["e" + name] = power[cls]
+            elif k < 0.82:
                 name = self.fresh("g")
                 t = r.choice(ALL)
                 i = self.fresh("i")
@@ -284,6 +305,15 @@ class Gen:
         src = "export fn f(%s) -> %s {\n    %s\n    %s\n}\n" % (sig, rt, "\n    ".join(lines), rv)
         return src, params, scal
 
+    def declarations(self):
+        """The extern fns of externs.c, declared."""
+        out = []
+        for t in ALL:
+            out.append("extern fn xf_take_%s(xs: [%s], n: i64) -> [%s];" % (t, t, t))
+            out.append("extern fn xf_rev_%s(xs: [%s]) -> [%s];" % (t, t, t))
+            out.append("extern fn xf_count_%s(xs: [%s], v: %s) -> (i64, i64);" % (t, t, t))
+        return "\n".join(out) + "\n"
+
     def inputs(self, params, scal):
         r = self.r
         n = r.choice([0, 1, 2, 3, 5, 8])
@@ -316,10 +346,16 @@ def main():
         for i in range(a.count):
             g = Gen(rng)
             src, params, scal = g.program()
+            env = dict(os.environ, LANGS="c", STORAGES="alloc caller")
+            if g.uses_externs:
+                # The interpreter runs the externs' .acc versions instead.
+                oracle = os.path.join(tmp, "p%d.oracle.acc" % i)
+                open(oracle, "w").write(open(os.path.join(HERE, "externs.acc")).read() + src)
+                src = g.declarations() + src
+                env.update(EXTERN_C=os.path.join(HERE, "externs.c"), ORACLE=oracle)
             path = os.path.join(tmp, "p%d.acc" % i)
             open(path, "w").write(src)
             args = g.inputs(params, scal)
-            env = dict(os.environ, LANGS="c", STORAGES="alloc caller")
             p = subprocess.run([CHECK, path, "f"] + args, capture_output=True, text=True, env=env)
             if p.returncode != 0:
                 failures += 1
@@ -327,6 +363,8 @@ def main():
                 if a.keep:
                     os.makedirs(a.keep, exist_ok=True)
                     open(os.path.join(a.keep, "fail%d.acc" % i), "w").write(src + "// args: " + " ".join(args) + "\n")
+                    if g.uses_externs:
+                        open(os.path.join(a.keep, "fail%d.oracle.acc" % i), "w").write(open(env["ORACLE"]).read())
     print("%d passed, %d failed" % (a.count - failures, failures))
     sys.exit(1 if failures else 0)
 
