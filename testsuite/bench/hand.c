@@ -50,3 +50,13 @@ int hand_gathered(const int64_t *restrict is, int64_t m, const double *restrict 
     }
     return 0;
 }
+
+double hand_crossDist(const double *restrict xs, int64_t n, const double *restrict ys, int64_t m) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < m; j++) {
+            double d = xs[i] - ys[j];
+            s += d * d;
+        }
+    return s;
+}

@@ -15,12 +15,14 @@ DECL(diag, afc_f64_1d, afc_f64_1d *, afc_f64_1d *)
 DECL(normalize2, afc_f64_1d, afc_f64_1d *, afc_f64_1d *)
 DECL(singleLoop, afc_f64_1d, afc_f64_1d *)
 DECL(gathered, afc_i64_1d, afc_f64_1d, afc_f64_1d *)
+DECL(crossDist, afc_f64_1d, afc_f64_1d, double *)
 void hand_normalizeInc(const double *, int64_t, double *);
 double hand_dotp(const double *, const double *, int64_t);
 void hand_diag(const double *, int64_t, double *, double *);
 void hand_normalize2(const double *, int64_t, double *, double *);
 void hand_singleLoop(const double *, int64_t, double *);
 int hand_gathered(const int64_t *, int64_t, const double *, int64_t, double *);
+double hand_crossDist(const double *, int64_t, const double *, int64_t);
 
 static double now(void) {
     struct timespec t;
@@ -92,6 +94,15 @@ int main(int argc, char **argv) {
     TIME(f, { afc_f64_1d a = {o1, {N}}; if (gathered_fused(I, X, &a)) abort(); });
     TIME(u, { afc_f64_1d a = {o1, {N}}; if (gathered_unfused(I, X, &a)) abort(); });
     report("gathered", h, f, u);
+
+    /* n·m = N pairs from two arrays of about sqrt(N) elements. */
+    int64_t n = 1;
+    while ((n + 1) * (n + 1) <= N) n++;
+    afc_f64_1d A = {xs, {n}}, B = {ys, {N / n}};
+    TIME(h, sink += hand_crossDist(xs, n, ys, N / n));
+    TIME(f, { double d; if (crossDist_fused(A, B, &d)) abort(); sink += d; });
+    TIME(u, { double d; if (crossDist_unfused(A, B, &d)) abort(); sink += d; });
+    report("crossDist", h, f, u);
 
     if (sink == 42.0) printf("\n");
     return 0;

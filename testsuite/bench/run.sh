@@ -7,7 +7,7 @@ root="$(cd "$here/../.." && pwd)"
 out="$root/build/bench"
 mkdir -p "$out"
 afc="$root/target/release/afc"
-fns="normalizeInc dotp diag normalize2 singleLoop gathered"
+fns="normalizeInc dotp diag normalize2 singleLoop gathered crossDist"
 for mode in ilp none; do
   suffix=$([ $mode = ilp ] && echo fused || echo unfused)
   "$afc" "$here/bench.acc" -O3 --fusion=$mode -o "$out/bench_$mode.o"
