@@ -223,7 +223,15 @@ pub fn lower(
             NodeKind::Cross { inputs, split, .. } if orders[m.0 as usize] <= 1 => Some((inputs[0], inputs[*split])),
             _ => None,
         });
-        steps.push(Step::Loop(LoopNest { cluster: k, extent, index, body: b, stores, span, labels, split }));
+        let checks = members
+            .iter()
+            .filter(|m| orders[m.0 as usize] >= 2)
+            .filter_map(|m| match &f.node(*m).kind {
+                NodeKind::Generate { size, .. } if !matches!(size, Operand::Const(Const::I64(n)) if *n >= 0) => Some((*size, f.node(*m).span)),
+                _ => None,
+            })
+            .collect();
+        steps.push(Step::Loop(LoopNest { cluster: k, extent, index, body: b, stores, span, labels, checks, split }));
         for n in members {
             available.extend(f.node(*n).defines());
         }

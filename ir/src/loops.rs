@@ -175,6 +175,9 @@ pub struct LoopNest {
     pub span: Span,
     /// The gathers whose labels leaves of this nest run at.
     pub labels: Vec<GatherIndex>,
+    /// Sizes of generates that run at a gather's indices rather than over
+    /// their own extent: each is still checked non-negative before the loop.
+    pub checks: Vec<(Operand, Span)>,
     /// A cross's nest runs as two nested loops, over the lengths of these
     /// two arrays (its arguments), with `index` counting both.
     pub split: Option<(VarId, VarId)>,
@@ -461,6 +464,9 @@ pub fn print(p: &Program) -> String {
                     );
                     if let Some((a, b)) = n.split {
                         let _ = writeln!(out, "    nested: %{} / |%{}| < |%{}|, %{} % |%{}| < |%{}|", lf.var_name(n.index), lf.var_name(b), lf.var_name(a), lf.var_name(n.index), lf.var_name(b), lf.var_name(b));
+                    }
+                    for (o, _) in &n.checks {
+                        let _ = writeln!(out, "    check {} >= 0", lf.operand(o));
                     }
                     for gi in &n.labels {
                         let _ = writeln!(

@@ -941,6 +941,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.fail_if(neg, ERR_NEGATIVE_SIZE, &msg, Some(extent), None)?;
             }
         }
+        for (o, span) in &n.checks {
+            let size = self.operand(o).into_int_value();
+            let neg = self.b.build_int_compare(IntPredicate::SLT, size, i64t.const_zero(), "negative")?;
+            let msg = format!("{}: negative size", self.f.location(*span));
+            self.fail_if(neg, ERR_NEGATIVE_SIZE, &msg, Some(size), None)?;
+        }
         if staged {
             for v in &n.stores {
                 let bytes = self.cap_bytes(*v)?;
