@@ -20,15 +20,18 @@ set +e
 irc=$?
 set -e
 "$afc" "$src" --emit=header -o "$tmp/prog.h"
+ext=()
+if [ -n "${EXTERN_C:-}" ]; then
+  cc -std=c99 -Wall -I"$root/runtime-c" -c "$EXTERN_C" -o "$tmp/extern.o"
+  ext=("$tmp/extern.o")
+fi
 for mode in none greedy ilp; do
   "$afc" "$src" --verify --fusion=$mode -O${OPT:-2} ${AFC_FLAGS:-} -o "$tmp/prog_$mode.o"
   for lang in ${LANGS:-c c++}; do
     for storage in ${STORAGES:-alloc caller}; do
       if [ $lang = c ]; then comp=(cc -std=c99 -x c); else comp=(c++ -std=c++17 -x c++); fi
       python3 "$here/gen_driver.py" --lang $lang --storage $storage --loops 2 -- "$tmp/prog.h" "$fn" "$@" > "$tmp/driver.src"
-      ext=()
-      [ -n "${EXTERN_C:-}" ] && ext=(-x c "$EXTERN_C")
-      "${comp[@]}" -Wall -I"$root/runtime-c" "$tmp/driver.src" "${ext[@]}" -x none "$tmp/prog_$mode.o" "$root/build/libafcrt.a" -lm -lpthread -o "$tmp/driver"
+      "${comp[@]}" -Wall -I"$root/runtime-c" "$tmp/driver.src" -x none "${ext[@]}" "$tmp/prog_$mode.o" "$root/build/libafcrt.a" -lm -lpthread -o "$tmp/driver"
       set +e
       "$tmp/driver" > "$tmp/actual"
       rc=$?

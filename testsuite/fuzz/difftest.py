@@ -2,7 +2,7 @@
 """Randomised differential testing: generates well-typed .acc programs of
 the compiled subset (map, zip, unzip, generate, iota, fold, filter — nested,
 fused and manifest — scanl, prescanl, scanr, reverse, force, gather,
-backpermute, scatter, cross, extern calls (externs.c, with externs.acc as
+backpermute, scatter, cross, extern calls (Inputs/externs.c, with Inputs/externs.acc as
 the interpreter's oracle), length, scalar
 code with tuples, if, select, indexing, casts, built-ins) and random inputs,
 then checks with check-run.sh that every fusion mode, from C drivers with
@@ -245,7 +245,7 @@ class Gen:
                     arrays.append((ix, "i64"))
                     arrays.append((name, et2))
             elif k < 0.78:
-                # An extern call (externs.c; externs.acc is the oracle).
+                # An extern call (Inputs/externs.c; Inputs/externs.acc is the oracle).
                 src, et = r.choice(arrays)
                 name = self.fresh("e")
                 self.uses_externs = True
@@ -306,7 +306,7 @@ class Gen:
         return src, params, scal
 
     def declarations(self):
-        """The extern fns of externs.c, declared."""
+        """The extern fns of Inputs/externs.c, declared."""
         out = []
         for t in ALL:
             out.append("extern fn xf_take_%s(xs: [%s], n: i64) -> [%s];" % (t, t, t))
@@ -350,9 +350,9 @@ def main():
             if g.uses_externs:
                 # The interpreter runs the externs' .acc versions instead.
                 oracle = os.path.join(tmp, "p%d.oracle.acc" % i)
-                open(oracle, "w").write(open(os.path.join(HERE, "externs.acc")).read() + src)
+                open(oracle, "w").write(open(os.path.join(HERE, "Inputs", "externs.acc")).read() + src)
                 src = g.declarations() + src
-                env.update(EXTERN_C=os.path.join(HERE, "externs.c"), ORACLE=oracle)
+                env.update(EXTERN_C=os.path.join(HERE, "Inputs", "externs.c"), ORACLE=oracle)
             path = os.path.join(tmp, "p%d.acc" % i)
             open(path, "w").write(src)
             args = g.inputs(params, scal)
