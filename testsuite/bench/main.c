@@ -52,8 +52,8 @@ int main(int argc, char **argv) {
     N = argc > 1 ? atoll(argv[1]) : 10000000;
     RUNS = argc > 2 ? atoi(argv[2]) : 11;
     if (RUNS > 64) RUNS = 64;
-    xs = malloc(N * sizeof(double)); ys = malloc(N * sizeof(double));
-    o1 = malloc(N * sizeof(double)); o2 = malloc(N * sizeof(double));
+    xs = afc_alloc(N * sizeof(double)); ys = afc_alloc(N * sizeof(double));
+    o1 = afc_alloc(N * sizeof(double)); o2 = afc_alloc(N * sizeof(double));
     for (int64_t i = 0; i < N; i++) { xs[i] = (double)(i % 1000) / 7.0; ys[i] = 1.0 / (1 + i % 13); }
     memset(o1, 0, N * sizeof(double)); memset(o2, 0, N * sizeof(double));
     afc_f64_1d X = {xs, {N}}, Y = {ys, {N}};
@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     TIME(u, { afc_f64_1d a = {o1, {N}}; if (singleLoop_unfused(X, &a)) abort(); });
     report("singleLoop", h, f, u);
 
-    int64_t *is = malloc(N * sizeof(int64_t));
+    int64_t *is = afc_alloc(N * sizeof(int64_t));
     for (int64_t i = 0; i < N; i++) is[i] = (i * 7919) % N;
     afc_i64_1d I = {is, {N}};
     TIME(h, if (hand_gathered(is, N, xs, N, o1)) abort());
