@@ -52,7 +52,14 @@ pub fn random_program(rng: &mut Rng, n: usize) -> String {
         let idx = if !made.is_empty() && rng.chance(0.15) { format!(" + {}[0]", made[rng.below(made.len())]) } else { String::new() };
         let c = rng.below(classes.len());
         let arrays = classes[c].clone();
-        match rng.below(13) {
+        match rng.below(14) {
+            13 => {
+                // An extern call: a barrier whose result has a size of its own.
+                let a = arrays[rng.below(arrays.len())].clone();
+                lines.push(format!("let {} = ext({});", name, a));
+                classes.push(vec![name.clone()]);
+                made.push(name);
+            }
             12 => {
                 // All pairs with an array of any size: a class of its own.
                 let other = rng.below(classes.len());
@@ -127,7 +134,7 @@ pub fn random_program(rng: &mut Rng, n: usize) -> String {
     }
     let types: Vec<&str> = results.iter().map(|r| if scalars.contains(r) { "f64" } else { "[f64]" }).collect();
     format!(
-        "export fn f(a0: [f64], a1: [f64]) -> ({},) {{\n    {}\n    ({},)\n}}\n",
+        "extern fn ext(xs: [f64]) -> [f64];\nexport fn f(a0: [f64], a1: [f64]) -> ({},) {{\n    {}\n    ({},)\n}}\n",
         types.join(", "),
         lines.join("\n    "),
         results.join(", ")

@@ -78,8 +78,10 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
             }
         }
     }
+    // An edge whose ends can never share a cluster (fusion-preventing, or
+    // fusible but of unrelated sizes: no variable) goes strictly forward.
     for (a, b, e) in g.edges() {
-        if !e.is_fusible() {
+        if !e.is_fusible() || !x.contains_key(&key(a, b)) {
             lp.row(format!("prevent_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0)], 1.0, f64::INFINITY);
         }
     }
