@@ -22,8 +22,20 @@ pub fn lower(
     trees: &[FusionTree],
 ) -> loops::Function {
     let manifest = c.manifest(f, g);
+    // A flexible size is read from a parameter if the class has one, else
+    // from the array of the extern call that returns first.
+    let call_rank: IndexMap<VarId, usize> = c
+        .clusters
+        .iter()
+        .enumerate()
+        .flat_map(|(k, ms)| ms.iter().flat_map(move |m| f.node(*m).outputs().iter().map(move |o| (*o, k))))
+        .filter(|(o, _)| sizes.returned.contains(o))
+        .collect();
+    let representative = |ps: &[VarId]| -> VarId {
+        ps.iter().copied().find(|p| !sizes.returned.contains(p)).unwrap_or_else(|| *ps.iter().min_by_key(|p| call_rank[*p]).unwrap())
+    };
     let size_of_class = |id: afc_ir::sizes::SizeId| match &sizes.classes[id.0 as usize] {
-        SizeOrigin::Params(ps) => SizeExpr::Param(ps[0]),
+        SizeOrigin::Params(ps) => SizeExpr::Param(representative(ps)),
         SizeOrigin::Scalar(o) => SizeExpr::Scalar(*o),
         SizeOrigin::Unknown => unreachable!("only an extern call iterates ⊥, and no array has that size"),
     };
@@ -42,9 +54,10 @@ pub fn lower(
         .classes
         .iter()
         .filter_map(|c| match c {
-            SizeOrigin::Params(ps) if ps.len() > 1 => Some(ps.clone()),
+            SizeOrigin::Params(ps) => Some(ps.iter().copied().filter(|p| !sizes.returned.contains(p)).collect::<Vec<_>>()),
             _ => None,
         })
+        .filter(|ps: &Vec<VarId>| ps.len() > 1)
         .collect();
     let rewrite = |b: &Block| rewrite_lengths(b, &array_sizes);
 
@@ -172,7 +185,16 @@ pub fn lower(
             let node = f.node(first);
             assert_eq!(members.len(), 1, "an extern call fuses with nothing");
             let (args, outputs, arrays) = (args.clone(), outputs.clone(), arrays.clone());
-            steps.push(Step::Call(loops::Call { cluster: k, name: node.name.clone(), func: func.clone(), args, outputs, arrays, span: node.span }));
+            // Each array it returns must have its class's size, if another
+            // array (a parameter, an earlier call's result) fixes it.
+            let checks = arrays
+                .iter()
+                .filter_map(|(leaves, _)| match array_sizes.get(&leaves[0]) {
+                    Some(SizeExpr::Param(rep)) if *rep != leaves[0] => Some((leaves[0], *rep)),
+                    _ => None,
+                })
+                .collect();
+            steps.push(Step::Call(loops::Call { cluster: k, name: node.name.clone(), func: func.clone(), args, outputs, arrays, checks, span: node.span }));
             available.extend(node.defines());
             flush(&mut pending, &mut available, &mut steps);
             continue;

@@ -11,6 +11,8 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, PartialEq)]
 enum Key {
     Param(VarId),
+    /// An array an extern call returns: flexible like a parameter's size.
+    Returned(VarId),
     Rigid(Operand),
 }
 
@@ -50,6 +52,13 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
         .node_ids()
         .filter_map(|n| if let NodeKind::Cross { size, .. } = f.node(n).kind { Some((size, n)) } else { None })
         .collect();
+    let returned_by: IndexMap<VarId, String> = f
+        .node_ids()
+        .flat_map(|n| match &f.node(n).kind {
+            NodeKind::Extern { func, arrays, .. } => arrays.iter().map(|(l, _)| (l[0], func.clone())).collect(),
+            _ => vec![],
+        })
+        .collect();
     // Scalars bound to `length(a)` name a's size.
     let mut length_of: HashMap<VarId, VarId> = HashMap::new();
     for it in &f.items {
@@ -67,7 +76,7 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
         // rigid size or with a parameter's size.
         let mut rigid: Vec<&Operand> = ka.iter().chain(kb).filter_map(|k| if let Key::Rigid(o) = k { Some(o) } else { None }).collect();
         rigid.dedup();
-        let params = ka.iter().chain(kb).any(|k| matches!(k, Key::Param(_)));
+        let params = ka.iter().chain(kb).any(|k| matches!(k, Key::Param(_) | Key::Returned(_)));
         if rigid.len() > 1 || (!rigid.is_empty() && params) {
             let (wa, wb) = (uf.witness[ra], uf.witness[rb]);
             let describe = |ks: &Vec<Key>| -> String {
@@ -83,7 +92,12 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
                         Operand::Const(c) => c.to_string(),
                         Operand::Var(v) => format!("'{}'", f.var(*v).name),
                     }),
-                    _ => "the size of a parameter".to_string(),
+                    _ => match ks.iter().find_map(|k| if let Key::Returned(v) = k { Some(*v) } else { None }) {
+                        Some(v) if !ks.iter().any(|k| matches!(k, Key::Param(_))) => {
+                            format!("the size of what extern fn '{}' returns, known once it returns", returned_by[&v])
+                        }
+                        _ => "the size of a parameter".to_string(),
+                    },
                 }
             };
             return Err(Diagnostic::error(
@@ -125,11 +139,12 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             }
         }
         if let NodeKind::Extern { arrays, .. } = &node.kind {
-            // Each array an extern call returns has a size of its own,
-            // known once it returns (papers/000: an existential size).
-            for (leaves, len) in arrays {
+            // Each array an extern call returns has a flexible size, like a
+            // parameter's: it may be equated with others and is checked
+            // once the call returns.
+            for (leaves, _) in arrays {
                 let r = uf.find(index[&leaves[0]]);
-                uf.keys[r].push(Key::Rigid(Operand::Var(*len)));
+                uf.keys[r].push(Key::Returned(leaves[0]));
                 for w in leaves.windows(2) {
                     unify(&mut uf, w[0], w[1], node.span)?;
                 }
@@ -180,7 +195,11 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             let ks = &uf.keys[r];
             let origin = match ks.iter().find_map(|k| if let Key::Rigid(o) = k { Some(*o) } else { None }) {
                 Some(o) => SizeOrigin::Scalar(o),
-                None => SizeOrigin::Params(ks.iter().filter_map(|k| if let Key::Param(p) = k { Some(*p) } else { None }).collect()),
+                None => {
+                    let params = ks.iter().filter_map(|k| if let Key::Param(p) = k { Some(*p) } else { None });
+                    let returned = ks.iter().filter_map(|k| if let Key::Returned(p) = k { Some(*p) } else { None });
+                    SizeOrigin::Params(params.chain(returned).collect())
+                }
             };
             classes.push(origin);
             SizeId(classes.len() as u32 - 1)
@@ -206,5 +225,6 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             transducer[of_array[&outputs[0]].0 as usize] = Some(n);
         }
     }
-    Ok(Sizes { classes, of_array, iteration, transducer })
+    let returned = returned_by.keys().copied().collect();
+    Ok(Sizes { classes, of_array, iteration, transducer, returned })
 }

@@ -195,6 +195,9 @@ pub struct Call {
     pub args: Vec<Operand>,
     pub outputs: Vec<VarId>,
     pub arrays: Vec<(Vec<VarId>, VarId)>,
+    /// Results whose size must equal an array's that fixes it first
+    /// (`(result, that array)`), checked once the call returns.
+    pub checks: Vec<(VarId, VarId)>,
     pub span: Span,
 }
 
@@ -452,6 +455,9 @@ pub fn print(p: &Program) -> String {
                         lens.join(", "),
                         c.cluster
                     );
+                    for (r, rep) in &c.checks {
+                        let _ = writeln!(out, "    check |%{}| = |%{}|", lf.var_name(*r), lf.var_name(*rep));
+                    }
                 }
                 Step::Loop(n) => {
                     let _ = writeln!(

@@ -13,7 +13,10 @@ pub struct SizeId(pub u32);
 /// Where a size's value comes from at run time.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SizeOrigin {
-    /// The extent of these parameter arrays (all equal, checked on entry).
+    /// The extent of these parameter arrays (all equal, checked on entry),
+    /// and of arrays extern calls return (listed after the parameters, in
+    /// `Sizes::returned`; each checked against the class once its call
+    /// returns). Flexible: chosen by the caller or the C code.
     Params(Vec<VarId>),
     /// A rigid size: the value of a scalar (a `generate`'s size argument).
     Scalar(Operand),
@@ -31,6 +34,9 @@ pub struct Sizes {
     /// The transducer forest (papers/000 §1.3.6): for a size produced by a
     /// filter, that filter, whose iteration size is the parent size.
     pub transducer: Vec<Option<NodeId>>,
+    /// Arrays returned by extern calls (the first leaf of each): their sizes
+    /// are flexible like parameters', known once the call returns.
+    pub returned: Vec<VarId>,
 }
 
 impl Sizes {
@@ -139,7 +145,10 @@ pub fn print(f: &Function, s: &Sizes) -> String {
     for (i, c) in s.classes.iter().enumerate() {
         let what = match c {
             SizeOrigin::Params(ps) => {
-                let names: Vec<String> = ps.iter().map(|p| format!("|%{}|", f.var_name(*p))).collect();
+                let names: Vec<String> = ps
+                    .iter()
+                    .map(|p| if s.returned.contains(p) { format!("|%{}| (returned)", f.var_name(*p)) } else { format!("|%{}|", f.var_name(*p)) })
+                    .collect();
                 format!("flexible = {}", names.join(" = "))
             }
             SizeOrigin::Scalar(o) => format!("rigid = {}", f.operand(o)),

@@ -260,9 +260,14 @@ class Gen:
                     lines.append("let (%s, %s) = xf_count_%s(%s, %s);" % (c, n, et, src, self.lit(et, True)))
                     env += [(c, "i64"), (n, "i64")]
                     continue
-                # A size of its own, known once the call returns.
-                classes["e" + name] = [(name, et)]
-                power["e" + name] = power[cls]
+                # A flexible size: reversing a parameter-sized array joins
+                # its class (checked after the call); otherwise a class of
+                # its own (it cannot join a rigid one).
+                if kind == 1 and cls == "n":
+                    arrays.append((name, et))
+                else:
+                    classes["e" + name] = [(name, et)]
+                    power["e" + name] = power[cls]
             elif k < 0.82:
                 name = self.fresh("g")
                 t = r.choice(ALL)

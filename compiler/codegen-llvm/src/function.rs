@@ -1175,6 +1175,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 let owner = self.new_alloc_slot(Some(*o))?;
                 self.b.build_store(owner, data)?;
                 self.slots.insert(*o, data);
+                // Its size is flexible, read like a parameter's from now on.
+                self.params.insert(*o, (data, len));
                 arrays.insert(*o, (data, len));
             }
         }
@@ -1207,6 +1209,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             );
             self.fail_if(bad, ERR_EXTERN_RESULT, &msg, None, None)?;
             self.scalars.insert(*len, n.into());
+        }
+        for (r, rep) in &c.checks {
+            let (_, n) = arrays[r];
+            let want = self.size(*rep)?;
+            let differ = self.b.build_int_compare(IntPredicate::NE, n, want, "differ")?;
+            let msg = format!(
+                "{}: extern fn '{}' returned '{}' of another size than '{}'",
+                self.f.location(c.span),
+                c.func,
+                self.f.var(*r).name,
+                self.f.var(*rep).name
+            );
+            self.fail_if(differ, ERR_SIZE_MISMATCH, &msg, Some(n), Some(want))?;
         }
         for (o, slot) in c.outputs.iter().zip(&out_slots) {
             if !self.f.var(*o).ty.is_array() {
