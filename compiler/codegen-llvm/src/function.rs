@@ -81,6 +81,28 @@ struct Gen<'a, 'ctx> {
     entry_bb: BasicBlock<'ctx>,
     /// The gather labels of the nest being generated.
     labels: Vec<afc_ir::loops::GatherIndex>,
+    /// Folds already stepped outside their filter's guard (`filter`).
+    hoisted: Vec<String>,
+}
+
+/// A float fold `acc + x` (either order) of one element of `outs`: which
+/// element. Under a filter's guard it can be stepped as `acc + (kept ? x :
+/// -0.0)` outside the guard: -0.0 is exactly `+`'s identity, and the choice
+/// leaves the loop-carried chain (one add per element, as in hand-written C).
+fn guarded_sum(l: &LoopBody, outs: &[VarId]) -> Option<usize> {
+    let LoopBody::ManyToOne { reads, op, .. } = l else { return None };
+    let ([r], [acc, x], [Stmt::Assign { dst, rhs: Rhs::Binary(BinOp::Add, a, b), .. }], [Operand::Var(res)]) =
+        (reads.as_slice(), op.params.as_slice(), op.body.stmts.as_slice(), op.body.results.as_slice())
+    else {
+        return None;
+    };
+    let operands = [Operand::Var(*acc), Operand::Var(*x)];
+    let sum = res == dst && ((*a, *b) == (operands[0], operands[1]) || (*a, *b) == (operands[1], operands[0]));
+    if sum && op.captures.is_empty() {
+        outs.iter().position(|o| o == r)
+    } else {
+        None
+    }
 }
 
 /// The rank-1 descriptor `{ T *data; int64_t shape[1]; }`.
@@ -139,6 +161,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         fail_bb,
         entry_bb,
         labels: vec![],
+        hoisted: vec![],
     };
     g.b.position_at_end(body_bb);
 
@@ -1414,6 +1437,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         let out = if *dir == ScanKind::Exclusive { acc } else { next };
                         self.put(outs, out, pos, o, base, elems, stores)
                     }
+                    LoopBody::ManyToOne { name, .. } if self.hoisted.contains(name) => Ok(()),
                     LoopBody::ManyToOne { name, reads, op, results, .. } => {
                         let mut args = vec![];
                         for (r, slot) in results.iter().zip(&accs[name]) {
@@ -1451,6 +1475,23 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let LoopBody::Filter { name, reads, p, outs, .. } = l else { unreachable!() };
         let args = reads.iter().map(|r| self.element(*r, pos, 0, base, elems)).collect::<R<Vec<_>>>()?;
         let keep = self.lambda(p, &args)?[0].into_int_value();
+        // Float sums of the kept elements, stepped before the branch.
+        for g in then.map(|t| t.leaves()).unwrap_or_default() {
+            let Some(k) = guarded_sum(g, outs) else { continue };
+            let LoopBody::ManyToOne { name: fold, results, .. } = g else { unreachable!() };
+            if !args[k].is_float_value() {
+                continue;
+            }
+            let x = args[k].into_float_value();
+            let slot = accs[fold][0];
+            let t = reg_ty(self.cx, self.f.var(results[0]).ty.prim());
+            let acc = self.b.build_load(t, slot, "acc")?;
+            let identity = x.get_type().const_float(-0.0);
+            let term = self.b.build_select(keep, x, identity, "kept_or_identity")?;
+            let sum = self.binary(BinOp::Add, acc, term, Span::default(), "acc.next")?;
+            self.b.build_store(slot, sum)?;
+            self.hoisted.push(fold.clone());
+        }
         let kept = self.cx.append_basic_block(self.func, &format!("{}.kept", name));
         let next = self.cx.append_basic_block(self.func, &format!("{}.next", name));
         self.b.build_conditional_branch(keep, kept, next)?;
