@@ -424,7 +424,7 @@ fn eval(_f: &Function, env: &Env, rhs: &Rhs, span: Span) -> R<Scalar> {
         }
         Rhs::Length(a, _) => Scalar::I64(env.array(*a).len() as i64),
         Rhs::SizeProduct(a, b) => {
-            let (n, m) = (env.array(*a).len() as i64, env.array(*b).len() as i64);
+            let (n, m) = (env.scalar(a).as_i64(), env.scalar(b).as_i64());
             Scalar::I64(n.checked_mul(m).ok_or(RuntimeError { kind: ErrorKind::SizeOverflow(n, m), span })?)
         }
     })

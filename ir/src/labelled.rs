@@ -163,9 +163,10 @@ pub enum Rhs {
     Index(VarId, Vec<Operand>),
     /// The extent of dimension `dim` of an array.
     Length(VarId, u8),
-    /// `length(a) · length(b)`, the size of `cross(a, b)`: a run-time error
-    /// if it does not fit an i64 (the result could not be allocated).
-    SizeProduct(VarId, VarId),
+    /// The product of two sizes (`cross`'s `n·m`): a run-time error if it
+    /// does not fit an i64 (the result could not be allocated). Its operands
+    /// are `length` scalars, so it depends on sizes, never on arrays.
+    SizeProduct(Operand, Operand),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -531,7 +532,7 @@ pub fn stmt_uses(s: &Stmt) -> Vec<VarId> {
                 ops(&mut out, ix)
             }
             Rhs::Length(a, _) => out.push(*a),
-            Rhs::SizeProduct(a, b) => out.extend([*a, *b]),
+            Rhs::SizeProduct(a, b) => ops(&mut out, &[*a, *b]),
         },
         Stmt::If { cond, then, els, .. } => {
             ops(&mut out, &[*cond]);
@@ -574,7 +575,7 @@ pub fn print_rhs(f: &Function, rhs: &Rhs) -> String {
             format!("%{}[{}]", f.var_name(*a), ix.iter().map(|a| f.operand(a)).collect::<Vec<_>>().join(", "))
         }
         Rhs::Length(a, d) => format!("length(%{}, {})", f.var_name(*a), d),
-        Rhs::SizeProduct(a, b) => format!("length(%{}) * length(%{})", f.var_name(*a), f.var_name(*b)),
+        Rhs::SizeProduct(a, b) => format!("size_product({}, {})", f.operand(a), f.operand(b)),
     }
 }
 
@@ -742,7 +743,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
             Rhs::Select(a, b, c) => vec![*a, *b, *c],
             Rhs::Index(a, ix) => std::iter::once(Operand::Var(*a)).chain(ix.iter().copied()).collect(),
             Rhs::Length(a, _) => vec![Operand::Var(*a)],
-            Rhs::SizeProduct(a, b) => vec![Operand::Var(*a), Operand::Var(*b)],
+            Rhs::SizeProduct(a, b) => vec![*a, *b],
         }
     }
     fn block(f: &Function, d: &mut HashSet<VarId>, b: &Block) -> Result<(), String> {

@@ -776,7 +776,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
             Rhs::Length(a, _) => self.size(*a)?.into(),
             Rhs::SizeProduct(a, c) => {
-                let (n, m) = (self.size(*a)?, self.size(*c)?);
+                let (n, m) = (self.operand(a).into_int_value(), self.operand(c).into_int_value());
                 let i64t = self.cx.i64_type();
                 let mul = self.intrinsic("llvm.smul.with.overflow", &[i64t.into()]);
                 let r = self.b.build_call(mul, &[n.into(), m.into()], "nm")?.try_as_basic_value().basic().unwrap().into_struct_value();

@@ -1053,7 +1053,10 @@ impl<'a> Elab<'a> {
                     }
                 }
                 // The result's size is born here: rigid, named by this scalar.
-                let Val::Scalar(size, _) = self.assign("len", Rhs::SizeProduct(a[0], b[0]), ITy::Prim(Prim::I64), span) else { unreachable!() };
+                let i64t = ITy::Prim(Prim::I64);
+                let Val::Scalar(n, _) = self.assign("len", Rhs::Length(a[0], 0), i64t.clone(), span) else { unreachable!() };
+                let Val::Scalar(m, _) = self.assign("len", Rhs::Length(b[0], 0), i64t.clone(), span) else { unreachable!() };
+                let Val::Scalar(size, _) = self.assign("len", Rhs::SizeProduct(n, m), i64t, span) else { unreachable!() };
                 let elem = ITy::Tuple(vec![ea, eb]);
                 let f = self.identity(&elem, span);
                 let (outputs, v) = self.node_outputs(&elem, span)?;
@@ -1386,8 +1389,8 @@ fn propagate_copies(f: &mut Function) {
             }
             Rhs::Length(a, _) => sub_var(map, a),
             Rhs::SizeProduct(a, b) => {
-                sub_var(map, a);
-                sub_var(map, b)
+                sub(map, a);
+                sub(map, b)
             }
         }
     }
@@ -1515,8 +1518,8 @@ pub fn captures_of(b: &Block, params: &[VarId]) -> Vec<VarId> {
                         }
                         Rhs::Length(a, _) => use_v(*a, d, out),
                         Rhs::SizeProduct(a, b) => {
-                            use_v(*a, d, out);
-                            use_v(*b, d, out)
+                            use_o(a, d, out);
+                            use_o(b, d, out)
                         }
                     }
                     d.insert(*dst);
