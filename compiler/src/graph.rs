@@ -22,7 +22,9 @@ fn deps_of(
 ) {
     if let Some(p) = producer[v.0 as usize] {
         let node = f.node(p);
-        let reason = if f.var(v).ty.is_array() {
+        let reason = if let NodeKind::Extern { func, .. } = &node.kind {
+            format!("'{}' is made by extern fn '{}', complete only once it returns{}", f.var(v).name, func, via)
+        } else if f.var(v).ty.is_array() {
             format!("'{}' is read by random access{}", f.var(v).name, via)
         } else {
             format!("scalar '{}' is complete only after {} '{}'{}", f.var(v).name, node.combinator(), node.name, via)
@@ -48,7 +50,7 @@ fn stmt_uses(f: &Function, sizes: &Sizes, s: &Stmt) -> Vec<VarId> {
     let mut out = vec![];
     for v in afc_ir::labelled::stmt_uses(s) {
         if f.var(v).ty.is_array() && !indexed.contains(&v) {
-            out.extend(size_scalar(sizes, v));
+            out.extend(size_sources(sizes, v));
         } else {
             out.push(v);
         }
@@ -56,11 +58,14 @@ fn stmt_uses(f: &Function, sizes: &Sizes, s: &Stmt) -> Vec<VarId> {
     out
 }
 
-/// The scalar a rigid array size is, if any.
-fn size_scalar(sizes: &Sizes, a: VarId) -> Option<VarId> {
+/// What an array's size is known from: the scalar of a rigid size; for a
+/// flexible size nothing (a parameter gives it on entry) unless only extern
+/// calls return arrays of it — then those arrays.
+fn size_sources(sizes: &Sizes, a: VarId) -> Vec<VarId> {
     match sizes.of_array.get(&a).map(|c| &sizes.classes[c.0 as usize]) {
-        Some(SizeOrigin::Scalar(Operand::Var(n))) => Some(*n),
-        _ => None,
+        Some(SizeOrigin::Scalar(Operand::Var(n))) => vec![*n],
+        Some(SizeOrigin::Params(ps)) if ps.iter().all(|p| sizes.returned.contains(p)) => ps.clone(),
+        _ => vec![],
     }
 }
 
@@ -160,7 +165,7 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
         for v in node.uses_outside_stream() {
             if f.var(v).ty.is_array() && !indexed.contains(&v) {
                 // Only measured: a rigid size needs its scalar, nothing else.
-                if let Some(n) = size_scalar(sizes, v) {
+                for n in size_sources(sizes, v) {
                     deps_of(f, sizes, n, &producer, &defs, &mut deps, "");
                 }
                 continue;
