@@ -169,6 +169,21 @@ pub enum Rhs {
     SizeProduct(Operand, Operand),
 }
 
+impl Rhs {
+    /// Everything the right-hand side reads (an indexed or measured array
+    /// as a variable operand).
+    pub fn operands(&self) -> Vec<Operand> {
+        match self {
+            Rhs::Copy(o) | Rhs::Unary(_, o) | Rhs::Cast(_, o) => vec![*o],
+            Rhs::Binary(_, a, b) | Rhs::SizeProduct(a, b) => vec![*a, *b],
+            Rhs::Builtin(_, a) => a.clone(),
+            Rhs::Select(a, b, c) => vec![*a, *b, *c],
+            Rhs::Index(a, ix) => std::iter::once(Operand::Var(*a)).chain(ix.iter().copied()).collect(),
+            Rhs::Length(a, _) => vec![Operand::Var(*a)],
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
     Assign { dst: VarId, rhs: Rhs, span: Span },
@@ -522,18 +537,7 @@ pub fn stmt_uses(s: &Stmt) -> Vec<VarId> {
         out.extend(inner.into_iter().filter(|v| !defined.contains(v)));
     }
     match s {
-        Stmt::Assign { rhs, .. } => match rhs {
-            Rhs::Copy(o) | Rhs::Unary(_, o) | Rhs::Cast(_, o) => ops(&mut out, &[*o]),
-            Rhs::Binary(_, a, b) => ops(&mut out, &[*a, *b]),
-            Rhs::Builtin(_, a) => ops(&mut out, a),
-            Rhs::Select(a, b, c) => ops(&mut out, &[*a, *b, *c]),
-            Rhs::Index(a, ix) => {
-                out.push(*a);
-                ops(&mut out, ix)
-            }
-            Rhs::Length(a, _) => out.push(*a),
-            Rhs::SizeProduct(a, b) => ops(&mut out, &[*a, *b]),
-        },
+        Stmt::Assign { rhs, .. } => ops(&mut out, &rhs.operands()),
         Stmt::If { cond, then, els, .. } => {
             ops(&mut out, &[*cond]);
             block(&mut out, then);
@@ -735,22 +739,11 @@ pub fn verify(f: &Function) -> Result<(), String> {
         }
         Ok(())
     }
-    fn rhs_uses(r: &Rhs) -> Vec<Operand> {
-        match r {
-            Rhs::Copy(o) | Rhs::Unary(_, o) | Rhs::Cast(_, o) => vec![*o],
-            Rhs::Binary(_, a, b) => vec![*a, *b],
-            Rhs::Builtin(_, a) => a.clone(),
-            Rhs::Select(a, b, c) => vec![*a, *b, *c],
-            Rhs::Index(a, ix) => std::iter::once(Operand::Var(*a)).chain(ix.iter().copied()).collect(),
-            Rhs::Length(a, _) => vec![Operand::Var(*a)],
-            Rhs::SizeProduct(a, b) => vec![*a, *b],
-        }
-    }
     fn block(f: &Function, d: &mut HashSet<VarId>, b: &Block) -> Result<(), String> {
         for s in &b.stmts {
             match s {
                 Stmt::Assign { dst, rhs, .. } => {
-                    for o in rhs_uses(rhs) {
+                    for o in rhs.operands() {
                         use_op(f, d, &o)?;
                     }
                     if f.var(*dst).ty.is_array() {

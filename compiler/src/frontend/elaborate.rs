@@ -1490,51 +1490,17 @@ fn propagate_copies(f: &mut Function) {
 pub fn captures_of(b: &Block, params: &[VarId]) -> Vec<VarId> {
     let mut defined: HashSet<VarId> = params.iter().copied().collect();
     let mut out: Vec<VarId> = vec![];
-    fn use_v(v: VarId, d: &HashSet<VarId>, out: &mut Vec<VarId>) {
-        if !d.contains(&v) && !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    fn use_o(o: &Operand, d: &HashSet<VarId>, out: &mut Vec<VarId>) {
-        if let Operand::Var(v) = o {
-            use_v(*v, d, out);
-        }
-    }
-    fn walk(b: &Block, d: &mut HashSet<VarId>, out: &mut Vec<VarId>) {
-        for s in &b.stmts {
-            match s {
-                Stmt::Assign { dst, rhs, .. } => {
-                    match rhs {
-                        Rhs::Copy(o) | Rhs::Unary(_, o) | Rhs::Cast(_, o) => use_o(o, d, out),
-                        Rhs::Binary(_, a, b) => {
-                            use_o(a, d, out);
-                            use_o(b, d, out)
-                        }
-                        Rhs::Builtin(_, a) => a.iter().for_each(|o| use_o(o, d, out)),
-                        Rhs::Select(a, b, c) => [a, b, c].iter().for_each(|o| use_o(o, d, out)),
-                        Rhs::Index(a, ix) => {
-                            use_v(*a, d, out);
-                            ix.iter().for_each(|o| use_o(o, d, out))
-                        }
-                        Rhs::Length(a, _) => use_v(*a, d, out),
-                        Rhs::SizeProduct(a, b) => {
-                            use_o(a, d, out);
-                            use_o(b, d, out)
-                        }
-                    }
-                    d.insert(*dst);
-                }
-                Stmt::If { dsts, cond, then, els, .. } => {
-                    use_o(cond, d, out);
-                    walk(then, &mut d.clone(), out);
-                    walk(els, &mut d.clone(), out);
-                    d.extend(dsts.iter().copied());
-                }
+    let results = b.results.iter().filter_map(|o| if let Operand::Var(v) = o { Some(*v) } else { None });
+    let uses: Vec<(Vec<VarId>, Vec<VarId>)> =
+        b.stmts.iter().map(|s| (stmt_uses(s), stmt_defs(s))).chain(std::iter::once((results.collect(), vec![]))).collect();
+    for (used, defs) in uses {
+        for v in used {
+            if !defined.contains(&v) && !out.contains(&v) {
+                out.push(v);
             }
         }
-        b.results.iter().for_each(|o| use_o(o, d, out));
+        defined.extend(defs);
     }
-    walk(b, &mut defined, &mut out);
     out.sort();
     out
 }
