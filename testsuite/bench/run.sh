@@ -1,20 +1,56 @@
 #!/usr/bin/env bash
-# make bench: afc -O3 fused and unfused against hand-fused C (gcc -O3
-# -march=native), median times and ratios. Usage: run.sh [N] [RUNS]
+# make bench: afc's object files against ../shared/bench's hand-written C.
+#
+#   1. the seven anchor programs (anchors.acc through adapters.c) in the
+#      anchors' own timing driver, once with --fusion=ilp and once with
+#      --fusion=none, each run beside c_fused so ratios come from one process;
+#   2. the programs the anchors do not cover (extra.acc) against hand-fused
+#      C written the way the anchors are (extra_hand.c).
+#
+# Usage: run.sh [N] [REPS]   (defaults 20000000 and 9, as the anchors' driver)
+# SHARED_BENCH names the anchors' folder (default ../shared/bench).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+shared="${SHARED_BENCH:-$root/../shared/bench}"
+n="${1:-20000000}"
+reps="${2:-9}"
 out="$root/build/bench"
-mkdir -p "$out"
 afc="$root/target/release/afc"
-fns="normalizeInc dotp diag normalize2 singleLoop gathered crossDist"
+if [ ! -f "$shared/c/anchors.h" ]; then
+  echo "bench: the anchors are not at $shared (set SHARED_BENCH)" >&2
+  exit 1
+fi
+mkdir -p "$out"
+rm -f "$out"/*.jsonl
+
+# The runtime's objects, so that each afc column is one relocatable object
+# (the anchors' Makefile links only .o files).
+rt="$out/rt"
+mkdir -p "$rt"
+(cd "$rt" && ar x "$root/build/libafcrt.a")
+
+"$afc" "$here/anchors.acc" --emit=header -o "$out/anchors_afc.h"
+cc -O2 -Wall -I"$root/runtime-c" -I"$shared/c" -I"$out" -c "$here/adapters.c" -o "$out/adapters.o"
+for mode in ilp none; do
+  "$afc" "$here/anchors.acc" -O3 --fusion=$mode -o "$out/anchors_$mode.o"
+  ld -r "$out/anchors_$mode.o" "$out/adapters.o" "$rt"/*.o -o "$out/afc_$mode.o"
+  make -s -C "$shared" B="$out/$mode" AFC_OBJS="$out/afc_$mode.o" >/dev/null
+done
+echo "== anchors: n = $n, median of $reps, ms (ratios from one process each)"
+"$out/ilp/bench_c" -n "$n" -r "$reps" -j "$out/fused.jsonl" > "$out/fused.txt"
+"$out/none/bench_c" -n "$n" -r "$reps" -i c_unfused,c_fused,afc -j "$out/unfused.jsonl" > "$out/unfused.txt"
+python3 "$here/report.py" "$out/fused.jsonl" "$out/unfused.jsonl"
+
+echo
+echo "== programs beyond the anchors: n = $n, median of $reps, ms"
 for mode in ilp none; do
   suffix=$([ $mode = ilp ] && echo fused || echo unfused)
-  "$afc" "$here/bench.acc" -O3 --fusion=$mode -o "$out/bench_$mode.o"
+  "$afc" "$here/extra.acc" -O3 --fusion=$mode -o "$out/extra_$mode.o"
   args=()
-  for f in $fns; do args+=(--redefine-sym "$f=${f}_$suffix"); done
-  objcopy "${args[@]}" "$out/bench_$mode.o"
+  for f in diag gathered crossDist; do args+=(--redefine-sym "$f=${f}_$suffix"); done
+  objcopy "${args[@]}" "$out/extra_$mode.o"
 done
-cc -O3 -march=native -std=c11 -I"$root/runtime-c" "$here/main.c" "$here/hand.c" "$out/bench_ilp.o" "$out/bench_none.o" \
-  "$root/build/libafcrt.a" -lm -lpthread -o "$out/bench"
-"$out/bench" "${1:-10000000}" "${2:-11}"
+cc -O3 -march=native -std=c11 -I"$root/runtime-c" "$here/extra_main.c" "$here/extra_hand.c" "$out/extra_ilp.o" "$out/extra_none.o" \
+  "$root/build/libafcrt.a" -lm -lpthread -o "$out/extra"
+"$out/extra" "$n" "$reps"

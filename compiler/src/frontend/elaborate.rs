@@ -429,6 +429,9 @@ impl<'a> Elab<'a> {
             ExprKind::Lit(l) => Ok(self.lit_var(l.clone(), false, e.span)),
             ExprKind::Name(n) => match self.lookup(n) {
                 Some(v) => Ok(v),
+                // `inf` and `nan` are float literals unless the program binds them.
+                None if n == "inf" => Ok(self.lit_var(Lit::Float(f64::INFINITY, None), false, e.span)),
+                None if n == "nan" => Ok(self.lit_var(Lit::Float(f64::NAN, None), false, e.span)),
                 None => Err(self.unknown_name(n, e.span)),
             },
             ExprKind::Tuple(es) => Ok(Val::Tuple(es.iter().map(|e| self.expr(e)).collect::<R<_>>()?)),
@@ -1306,17 +1309,13 @@ fn literal_const(l: &Lit, neg: bool, p: Prim, span: Span) -> R<Const> {
         (Lit::Float(v, _), Prim::F32) => {
             let v = if neg { -*v } else { *v };
             let f = v as f32;
-            if f.is_infinite() {
+            if f.is_infinite() && !v.is_infinite() {
                 return Err(too_big());
             }
             Const::F32(f)
         }
         (Lit::Float(v, _), Prim::F64) => {
-            let v = if neg { -*v } else { *v };
-            if v.is_infinite() {
-                return Err(too_big());
-            }
-            Const::F64(v)
+            Const::F64(if neg { -*v } else { *v })
         }
         _ => unreachable!("unification keeps literal kinds"),
     })

@@ -144,6 +144,9 @@ fn lex_number(src: &str, i: &mut usize) -> Result<Token, Diagnostic> {
     let text: String = src[start..*i].chars().filter(|c| *c != '_').collect();
     if is_float {
         let v: f64 = text.parse().map_err(|_| Diagnostic::error(Span::new(start, *i), "malformed float literal"))?;
+        if v.is_infinite() {
+            return Err(Diagnostic::error(Span::new(start, *i), "float literal out of range").with_note("write `inf` for infinity"));
+        }
         let suffix = float_suffix(src, i, start)?;
         return Ok(Token { tok: Tok::Float(v, suffix), span: Span::new(start, *i) });
     }

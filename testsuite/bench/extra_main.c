@@ -1,0 +1,85 @@
+/* Times extra.acc's programs: hand-fused C, afc fused, afc unfused; median
+ * of REPS runs on N elements, outputs in caller-provided storage (reused).
+ * usage: extra [N] [REPS] */
+#define _POSIX_C_SOURCE 199309L
+#include "afc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DECL(name, ...) int name##_fused(__VA_ARGS__); int name##_unfused(__VA_ARGS__);
+DECL(diag, afc_f64_1d, afc_f64_1d *, afc_f64_1d *)
+DECL(gathered, afc_i64_1d, afc_f64_1d, afc_f64_1d *)
+DECL(crossDist, afc_f64_1d, afc_f64_1d, double *)
+void hand_diag(const double *, int64_t, double *, double *);
+int hand_gathered(const int64_t *, int64_t, const double *, int64_t, double *);
+double hand_crossDist(const double *, int64_t, const double *, int64_t);
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int RUNS;
+static double sink;
+
+#define TIME(var, ...)                                                              \
+  do {                                                                              \
+    double t_[64];                                                                  \
+    for (int r_ = 0; r_ < RUNS; r_++) { double t0_ = now(); __VA_ARGS__; t_[r_] = now() - t0_; } \
+    qsort(t_, RUNS, sizeof(double), cmp);                                           \
+    var = t_[RUNS / 2];                                                             \
+  } while (0)
+
+static void report(const char *name, double hand, double fused, double unfused) {
+  printf("%-13s %10.2f %10.2f %10.2f %11.2f %14.2f\n", name, hand * 1e3, fused * 1e3, unfused * 1e3, fused / hand,
+         unfused / fused);
+}
+
+int main(int argc, char **argv) {
+  int64_t N = argc > 1 ? atoll(argv[1]) : 20000000;
+  RUNS = argc > 2 ? atoi(argv[2]) : 9;
+  if (RUNS > 64) RUNS = 64;
+  if (RUNS < 1) RUNS = 1;
+  double *xs = afc_alloc(N * sizeof(double)), *ys = afc_alloc(N * sizeof(double));
+  double *o1 = afc_alloc(N * sizeof(double)), *o2 = afc_alloc(N * sizeof(double));
+  for (int64_t i = 0; i < N; i++) { xs[i] = (double)(i % 1000) / 7.0; ys[i] = 1.0 / (1 + i % 13); }
+  memset(o1, 0, N * sizeof(double));
+  memset(o2, 0, N * sizeof(double));
+  afc_f64_1d X = {xs, {N}};
+  printf("%-13s %10s %10s %10s %11s %14s\n", "benchmark", "hand C", "afc fused", "afc unfused", "fused/hand", "unfused/fused");
+  double h, f, u;
+
+  TIME(h, hand_diag(xs, N, o1, o2));
+  TIME(f, { afc_f64_1d a = {o1, {N}}, b = {o2, {N}}; if (diag_fused(X, &a, &b)) abort(); });
+  TIME(u, { afc_f64_1d a = {o1, {N}}, b = {o2, {N}}; if (diag_unfused(X, &a, &b)) abort(); });
+  report("diag", h, f, u);
+
+  int64_t *is = afc_alloc(N * sizeof(int64_t));
+  for (int64_t i = 0; i < N; i++) is[i] = (i * 7919) % N;
+  afc_i64_1d I = {is, {N}};
+  TIME(h, if (hand_gathered(is, N, xs, N, o1)) abort());
+  TIME(f, { afc_f64_1d a = {o1, {N}}; if (gathered_fused(I, X, &a)) abort(); });
+  TIME(u, { afc_f64_1d a = {o1, {N}}; if (gathered_unfused(I, X, &a)) abort(); });
+  report("gathered", h, f, u);
+
+  /* n·m = N pairs from two arrays of about sqrt(N) elements. */
+  int64_t n = 1;
+  while ((n + 1) * (n + 1) <= N) n++;
+  afc_f64_1d A = {xs, {n}}, B = {ys, {N / n}};
+  TIME(h, sink += hand_crossDist(xs, n, ys, N / n));
+  TIME(f, { double d; if (crossDist_fused(A, B, &d)) abort(); sink += d; });
+  TIME(u, { double d; if (crossDist_unfused(A, B, &d)) abort(); sink += d; });
+  report("crossDist", h, f, u);
+
+  if (sink == 42.0) printf("\n");
+  return 0;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Puts the anchors driver's JSON lines from the fused and the unfused run
+side by side: median ms per implementation and afc's ratios to c_fused and
+c_tuned, each against the c_fused of the same process (the driver's rule:
+compare ratios from one run, never absolute times across runs).
+
+usage: report.py FUSED.jsonl UNFUSED.jsonl"""
+import json
+import sys
+
+
+def load(path):
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            rows.setdefault(r["bench"], {})[r["impl"]] = r
+    return rows
+
+
+def main():
+    fused, unfused = load(sys.argv[1]), load(sys.argv[2])
+    order = ["normalize2", "normalizeInc", "filterMax", "quadtree", "singleLoop", "dotp", "blackscholes"]
+    benches = [b for b in order if b in fused] + [b for b in fused if b not in order]
+    head = ("benchmark", "c_unfused", "c_fused", "c_tuned", "io_floor", "afc", "afc/fused", "afc/tuned", "none/fused", "check")
+    print("%-13s %10s %9s %9s %9s %9s %10s %10s %11s  %s" % head)
+    for b in benches:
+        row = fused[b]
+        med = lambda impl, rows=row: rows[impl]["med_ms"] if impl in rows else None
+        cf, ct, afc = med("c_fused"), med("c_tuned"), med("afc")
+        nrow = unfused.get(b, {})
+        none = nrow.get("afc", {}).get("med_ms")
+        ncf = nrow.get("c_fused", {}).get("med_ms")
+        checks = [r["check"] for r in (row.get("afc"), nrow.get("afc")) if r]
+        fmt = lambda v: "%9.2f" % v if v is not None else "%9s" % "-"
+        ratio = lambda a, c: "%10.2f" % (a / c) if a is not None and c else "%10s" % "-"
+        print("%-13s %10s %9s %9s %9s %9s %s %s %s  %s" % (
+            b, fmt(med("c_unfused")), fmt(cf), fmt(ct), fmt(med("io_floor")), fmt(afc),
+            ratio(afc, cf), ratio(afc, ct), ratio(none, ncf).rjust(11), ",".join(checks)))
+
+
+if __name__ == "__main__":
+    main()
