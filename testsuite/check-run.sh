@@ -26,7 +26,7 @@ if [ -n "${EXTERN_C:-}" ]; then
   ext=("$tmp/extern.o")
 fi
 for mode in none greedy ilp; do
-  "$afc" "$src" --verify --fusion=$mode -O${OPT:-2} ${AFC_FLAGS:-} -o "$tmp/prog_$mode.o"
+  "$afc" "$src" --verify --strict-fp --fusion=$mode -O${OPT:-2} ${AFC_FLAGS:-} -o "$tmp/prog_$mode.o"
   for lang in ${LANGS:-c c++}; do
     for storage in ${STORAGES:-alloc caller}; do
       if [ $lang = c ]; then comp=(cc -std=c99 -x c); else comp=(c++ -std=c++17 -x c++); fi

@@ -44,7 +44,8 @@ pub enum Emit {
 #[derive(Parser, Debug)]
 #[command(name = "afc", version, about)]
 pub struct Cli {
-    /// The .acc source file.
+    /// The .acc source file, or a loop IR file (.lir, as --emit=loop-ir
+    /// writes it) to verify and compile as it stands.
     pub file: PathBuf,
     /// Optimisation level, -O0 to -O3.
     #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
@@ -61,6 +62,10 @@ pub struct Cli {
     /// Allow reassociation and contraction of floating-point arithmetic.
     #[arg(long)]
     pub fast_math: bool,
+    /// Float folds combine in index order with one accumulator, so results
+    /// are bitwise the reference interpreter's (slower reductions).
+    #[arg(long)]
+    pub strict_fp: bool,
     /// Target triple (default: the host).
     #[arg(long)]
     pub target: Option<String>,
@@ -107,9 +112,15 @@ fn fail(msg: &str) -> i32 {
 
 fn run(cli: &Cli) -> Result<(), i32> {
     let text = std::fs::read_to_string(&cli.file).map_err(|e| fail(&format!("cannot read {}: {}", cli.file.display(), e)))?;
+    let copts = afc_codegen_llvm::Options { opt_level: cli.opt, fast_math: cli.fast_math, target: cli.target.clone(), cpu: cli.cpu.clone() };
+    if cli.file.extension().map(|e| e == "lir").unwrap_or(false) {
+        return run_loop_ir(cli, &text, &copts);
+    }
     let file = SourceFile::new(cli.file.display().to_string(), text);
+    let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts) };
     let opts = Options {
         cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, time_limit: cli.ilp_time_limit },
+        strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp },
         verify: cli.verify || cfg!(debug_assertions),
         verbose: cli.verbose,
         time_passes: cli.time_passes,
@@ -153,29 +164,59 @@ fn run(cli: &Cli) -> Result<(), i32> {
         if emits.contains(&Emit::LoopIr) {
             text_out += &afc_ir::loops::print(&stages.loops);
         }
-        let want_llvm = emits.iter().any(|e| matches!(e, Emit::Obj | Emit::Asm | Emit::LlvmIr));
-        if want_llvm {
-            let copts = afc_codegen_llvm::Options { opt_level: cli.opt, fast_math: cli.fast_math, target: cli.target.clone(), cpu: cli.cpu.clone() };
-            let module = cli.file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "afc".into());
-            let art = afc_codegen_llvm::compile(&stages.loops, &module, &copts, emits.contains(&Emit::Asm), emits.contains(&Emit::Obj))
-                .map_err(|e| fail(&e))?;
-            if emits.contains(&Emit::LlvmIr) {
-                text_out += &art.llvm_ir;
-            }
-            if let Some(asm) = &art.asm {
-                text_out += &String::from_utf8_lossy(asm);
-            }
-            if let Some(obj) = &art.obj {
-                let only_obj = emits.iter().all(|e| *e == Emit::Obj);
-                let path = match (&cli.output, only_obj) {
-                    (Some(p), true) => p.clone(),
-                    (Some(_), false) => return Err(fail("-o with object code and text output: emit them in separate runs")),
-                    (None, _) => cli.file.with_extension("o"),
-                };
-                write_atomically(&path, obj).map_err(|e| fail(&format!("cannot write {}: {}", path.display(), e)))?;
-            }
+        back_end(cli, &stages.loops, &copts, &mut text_out)?;
+    }
+    finish(cli, &text_out)
+}
+
+/// A loop IR file: parsed, verified and compiled as it stands (its
+/// strategies are obeyed, not chosen again).
+fn run_loop_ir(cli: &Cli, text: &str, copts: &afc_codegen_llvm::Options) -> Result<(), i32> {
+    let name = cli.file.display().to_string();
+    let program = afc_ir::loops::parse(text).map_err(|e| fail(&format!("{}: {}", name, e)))?;
+    for f in &program.functions {
+        afc_ir::loops::verify(f).map_err(|e| fail(&format!("{}: fn {}: invalid loop IR: {}", name, f.name, e)))?;
+    }
+    let mut text_out = String::new();
+    for e in &cli.emit {
+        match e {
+            Emit::LoopIr => text_out += &afc_ir::loops::print(&program),
+            Emit::Obj | Emit::Asm | Emit::LlvmIr => {}
+            other => return Err(fail(&format!("--emit={} needs a .acc source; a .lir file gives loop-ir, llvm-ir, asm and obj", format!("{:?}", other).to_lowercase()))),
         }
     }
+    back_end(cli, &program, copts, &mut text_out)?;
+    finish(cli, &text_out)
+}
+
+/// LLVM IR, assembly and object code, as `--emit` asks.
+fn back_end(cli: &Cli, loops: &afc_ir::loops::Program, copts: &afc_codegen_llvm::Options, text_out: &mut String) -> Result<(), i32> {
+    let emits = &cli.emit;
+    if !emits.iter().any(|e| matches!(e, Emit::Obj | Emit::Asm | Emit::LlvmIr)) {
+        return Ok(());
+    }
+    let module = cli.file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "afc".into());
+    let art = afc_codegen_llvm::compile(loops, &module, copts, emits.contains(&Emit::Asm), emits.contains(&Emit::Obj)).map_err(|e| fail(&e))?;
+    if emits.contains(&Emit::LlvmIr) {
+        *text_out += &art.llvm_ir;
+    }
+    if let Some(asm) = &art.asm {
+        *text_out += &String::from_utf8_lossy(asm);
+    }
+    if let Some(obj) = &art.obj {
+        let only_obj = emits.iter().all(|e| *e == Emit::Obj);
+        let path = match (&cli.output, only_obj) {
+            (Some(p), true) => p.clone(),
+            (Some(_), false) => return Err(fail("-o with object code and text output: emit them in separate runs")),
+            (None, _) => cli.file.with_extension("o"),
+        };
+        write_atomically(&path, obj).map_err(|e| fail(&format!("cannot write {}: {}", path.display(), e)))?;
+    }
+    Ok(())
+}
+
+/// Writes the text outputs to `-o` or standard output.
+fn finish(cli: &Cli, text_out: &str) -> Result<(), i32> {
     if !text_out.is_empty() {
         match &cli.output {
             Some(p) => write_atomically(p, text_out.as_bytes()).map_err(|e| fail(&format!("cannot write {}: {}", p.display(), e)))?,

@@ -10,3 +10,4 @@ pub mod header;
 pub mod lower;
 pub mod pipeline;
 pub mod sizes;
+pub mod strategy;

@@ -8,7 +8,7 @@ use afc_ir::diag::SourceFile;
 use afc_ir::fusion::FusionTree;
 use afc_ir::graph::DepGraph;
 use afc_ir::labelled::*;
-use afc_ir::loops::{self, Body, LoopBody, LoopNest, SizeExpr, Step};
+use afc_ir::loops::{self, Accumulate, Body, FilterWrite, Loop, LoopBody, LoopNest, SizeExpr, Step, Store, StoreMode};
 use afc_ir::sizes::{SizeOrigin, Sizes};
 use indexmap::IndexMap;
 use std::collections::HashSet;
@@ -35,7 +35,7 @@ pub fn lower(
         ps.iter().copied().find(|p| !sizes.returned.contains(p)).unwrap_or_else(|| *ps.iter().min_by_key(|p| call_rank[*p]).unwrap())
     };
     let size_of_class = |id: afc_ir::sizes::SizeId| match &sizes.classes[id.0 as usize] {
-        SizeOrigin::Params(ps) => SizeExpr::Param(representative(ps)),
+        SizeOrigin::Params(ps) => SizeExpr::Dim(representative(ps), 0),
         SizeOrigin::Scalar(o) => SizeExpr::Scalar(*o),
         SizeOrigin::Unknown => unreachable!("only an extern call iterates ⊥, and no array has that size"),
     };
@@ -85,6 +85,7 @@ pub fn lower(
                 reads: inputs.clone(),
                 op: lam(op),
                 outs: outputs.clone(),
+                state: None,
             },
             NodeKind::Reverse { inputs, outputs, .. } => {
                 LoopBody::Reverse { name: node.name.clone(), reads: inputs.clone(), outs: outputs.clone() }
@@ -115,6 +116,7 @@ pub fn lower(
                 first: inputs[..*split].to_vec(),
                 second: inputs[*split..].to_vec(),
                 outs: outputs.clone(),
+                at: None,
             },
             NodeKind::Filter { p, inputs, outputs, count } => LoopBody::Filter {
                 name: node.name.clone(),
@@ -122,6 +124,8 @@ pub fn lower(
                 p: lam(p),
                 outs: outputs.clone(),
                 count: *count,
+                state: None,
+                write: FilterWrite::Branch,
             },
             NodeKind::Fold { op, init, inputs, outputs } => LoopBody::ManyToOne {
                 name: node.name.clone(),
@@ -129,6 +133,8 @@ pub fn lower(
                 reads: inputs.clone(),
                 op: lam(op),
                 results: outputs.clone(),
+                state: None,
+                acc: Accumulate::Chain,
             },
         }
     };
@@ -190,7 +196,7 @@ pub fn lower(
             let checks = arrays
                 .iter()
                 .filter_map(|(leaves, _)| match array_sizes.get(&leaves[0]) {
-                    Some(SizeExpr::Param(rep)) if *rep != leaves[0] => Some((leaves[0], *rep)),
+                    Some(SizeExpr::Dim(rep, 0)) if *rep != leaves[0] => Some((leaves[0], *rep)),
                     _ => None,
                 })
                 .collect();
@@ -201,12 +207,12 @@ pub fn lower(
         }
         let index = VarId(vars.len() as u32);
         vars.push(VarInfo { name: "i".into(), ty: VarTy::Scalar(afc_ir::types::Prim::I64), span: f.node(first).span });
-        let b = body(t, &leaf_order);
+        let mut b = body(t, &leaf_order);
         let mut stores = vec![];
         for l in b.leaves() {
             for o in l.element_outs() {
                 if manifest.contains(o) {
-                    stores.push(*o);
+                    stores.push(Store { array: *o, mode: StoreMode::Normal });
                 }
             }
         }
@@ -240,11 +246,28 @@ pub fn lower(
             .map(|n| f.node(*n).span)
             .unwrap_or(f.node(first).span);
         // A cross run in order (not at a gather's indices) is the root of
-        // its nest, whose loop then splits in two.
+        // its nest, which is two loops: over its first argument, and inside
+        // that over its second; every member runs in the inner one.
         let split = members.iter().find_map(|m| match &f.node(*m).kind {
             NodeKind::Cross { inputs, split, .. } if orders[m.0 as usize] <= 1 => Some((inputs[0], inputs[*split])),
             _ => None,
         });
+        let root = match split {
+            Some((a, bb)) => {
+                let inner = VarId(vars.len() as u32);
+                vars.push(VarInfo { name: "j".into(), ty: VarTy::Scalar(afc_ir::types::Prim::I64), span: f.node(first).span });
+                b.visit_mut(&mut |x| {
+                    if let Body::Leaf(LoopBody::Cross { at, .. }, o) = x {
+                        if *o <= 1 {
+                            *at = Some((index, inner));
+                        }
+                    }
+                });
+                let size = |v: VarId| array_sizes.get(&v).copied().unwrap_or(SizeExpr::Dim(v, 0));
+                Loop::new(index, size(a), Body::For(Box::new(Loop::new(inner, size(bb), b))))
+            }
+            None => Loop::new(index, extent, b),
+        };
         let checks = members
             .iter()
             .filter(|m| orders[m.0 as usize] >= 2)
@@ -253,7 +276,7 @@ pub fn lower(
                 _ => None,
             })
             .collect();
-        steps.push(Step::Loop(LoopNest { cluster: k, extent, index, body: b, stores, span, labels, checks, split }));
+        steps.push(Step::Loop(LoopNest { cluster: k, root, stores, span, labels, checks, streaming_from: None }));
         for n in members {
             available.extend(f.node(*n).defines());
         }
@@ -282,7 +305,7 @@ fn rewrite_lengths(b: &Block, sizes: &IndexMap<VarId, SizeExpr>) -> Block {
         .map(|s| match s {
             Stmt::Assign { dst, rhs: Rhs::Length(a, d), span } => {
                 let rhs = match sizes.get(a) {
-                    Some(SizeExpr::Param(p)) => Rhs::Length(*p, *d),
+                    Some(SizeExpr::Dim(p, _)) => Rhs::Length(*p, *d),
                     Some(SizeExpr::Scalar(o)) => Rhs::Copy(*o),
                     None => Rhs::Length(*a, *d),
                 };

@@ -20,6 +20,7 @@ use std::time::Instant;
 
 pub struct Options {
     pub cluster: ClusterConfig,
+    pub strategy: crate::strategy::Config,
     pub verify: bool,
     pub verbose: bool,
     pub time_passes: bool,
@@ -57,6 +58,18 @@ impl Timer {
             eprintln!("afc: pass {:<12} {:>9.3} ms", name, t.elapsed().as_secs_f64() * 1e3);
         }
         r
+    }
+}
+
+/// The loop IR's printed form reads back as the same IR (checked by
+/// printing the parsed text again).
+fn round_trip(f: &loops::Function) {
+    let p = loops::Program { functions: vec![f.clone()] };
+    let text = loops::print(&p);
+    match loops::parse(&text) {
+        Ok(back) if loops::print(&back) == text => {}
+        Ok(back) => ice("loop-ir", "its printed form reads back differently", &format!("{}\n-- read back as --\n{}", text, loops::print(&back))),
+        Err(e) => ice("loop-ir", &format!("its printed form does not read back: {}", e), &text),
     }
 }
 
@@ -129,11 +142,13 @@ pub fn middle(file: &SourceFile, program: Program, opts: &Options) -> Result<Sta
                 }
             }
         }
-        let lf = t.time("loop-ir", || crate::lower::lower(file, f, &sizes, &graph, &clustering, &trees));
+        let mut lf = t.time("loop-ir", || crate::lower::lower(file, f, &sizes, &graph, &clustering, &trees));
+        t.time("strategy", || crate::strategy::choose(&mut lf, &opts.strategy));
         if opts.verify {
             if let Err(e) = loops::verify(&lf) {
-                ice("loop-ir", &e, &loops::print(&loops::Program { functions: vec![lf] }));
+                ice("strategy", &e, &loops::print(&loops::Program { functions: vec![lf] }));
             }
+            round_trip(&lf);
             let calls = lf.steps.iter().filter(|s| matches!(s, loops::Step::Call(_))).count();
             if lf.nests().count() + calls != clustering.clusters.len() {
                 ice("loop-ir", "not one loop nest (or extern call) per cluster", "");

@@ -125,6 +125,10 @@ impl BinOp {
             Rem => "%",
         }
     }
+    pub fn from_symbol(s: &str) -> Option<BinOp> {
+        use BinOp::*;
+        [Or, And, Eq, Ne, Lt, Le, Gt, Ge, BitOr, BitXor, BitAnd, Shl, Shr, Add, Sub, Mul, Div, Rem].into_iter().find(|op| op.symbol() == s)
+    }
     pub fn is_comparison(self) -> bool {
         use BinOp::*;
         matches!(self, Eq | Ne | Lt | Le | Gt | Ge)

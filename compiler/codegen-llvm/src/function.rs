@@ -13,6 +13,9 @@ use afc_ir::ast::{BinOp, UnOp};
 use afc_ir::diag::Span;
 use afc_ir::labelled::{Block, Builtin, Const, Lambda, Operand, Rhs, ScanKind, Stmt, VarId, VarTy};
 use afc_ir::loops::{Body, Call, Function, LoopBody, LoopNest, SizeExpr, Step};
+
+#[path = "nest.rs"]
+mod nest;
 use afc_ir::types::Prim;
 use indexmap::IndexMap;
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -37,31 +40,6 @@ pub const ERR_OUTPUT_TOO_SMALL: i32 = 5;
 pub const ERR_OUT_OF_MEMORY: i32 = 6;
 pub const ERR_EXTERN_RESULT: i32 = 7;
 
-/// What one iteration has computed: elements by (array, order), and the
-/// index each gather label stands for (computed once, bounds-checked).
-#[derive(Default)]
-struct Elems<'ctx> {
-    vals: HashMap<(VarId, u32), BasicValueEnum<'ctx>>,
-    idx: HashMap<u32, IntValue<'ctx>>,
-}
-
-/// Where an iteration is: its index, and the last index (for order 1).
-#[derive(Clone, Copy)]
-struct Pos<'ctx> {
-    i: IntValue<'ctx>,
-    last: Option<IntValue<'ctx>>,
-    /// In a cross's nested loops: the outer and inner counters and extents.
-    split: Option<Split<'ctx>>,
-}
-
-#[derive(Clone, Copy)]
-struct Split<'ctx> {
-    i: IntValue<'ctx>,
-    j: IntValue<'ctx>,
-    n: IntValue<'ctx>,
-    m: IntValue<'ctx>,
-}
-
 struct Gen<'a, 'ctx> {
     cx: &'ctx Context,
     m: &'a Module<'ctx>,
@@ -81,28 +59,6 @@ struct Gen<'a, 'ctx> {
     entry_bb: BasicBlock<'ctx>,
     /// The gather labels of the nest being generated.
     labels: Vec<afc_ir::loops::GatherIndex>,
-    /// Folds already stepped outside their filter's guard (`filter`).
-    hoisted: Vec<String>,
-}
-
-/// A float fold `acc + x` (either order) of one element of `outs`: which
-/// element. Under a filter's guard it can be stepped as `acc + (kept ? x :
-/// -0.0)` outside the guard: -0.0 is exactly `+`'s identity, and the choice
-/// leaves the loop-carried chain (one add per element, as in hand-written C).
-fn guarded_sum(l: &LoopBody, outs: &[VarId]) -> Option<usize> {
-    let LoopBody::ManyToOne { reads, op, .. } = l else { return None };
-    let ([r], [acc, x], [Stmt::Assign { dst, rhs: Rhs::Binary(BinOp::Add, a, b), .. }], [Operand::Var(res)]) =
-        (reads.as_slice(), op.params.as_slice(), op.body.stmts.as_slice(), op.body.results.as_slice())
-    else {
-        return None;
-    };
-    let operands = [Operand::Var(*acc), Operand::Var(*x)];
-    let sum = res == dst && ((*a, *b) == (operands[0], operands[1]) || (*a, *b) == (operands[1], operands[0]));
-    if sum && op.captures.is_empty() {
-        outs.iter().position(|o| o == r)
-    } else {
-        None
-    }
 }
 
 /// The rank-1 descriptor `{ T *data; int64_t shape[1]; }`.
@@ -161,7 +117,6 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         fail_bb,
         entry_bb,
         labels: vec![],
-        hoisted: vec![],
     };
     g.b.position_at_end(body_bb);
 
@@ -225,7 +180,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
 
     let staged = is_staged(f);
     let plan = result_plan(f);
-    let stored: Vec<VarId> = f.nests().flat_map(|n| n.stores.iter().copied()).collect();
+    let stored: Vec<VarId> = f.nests().flat_map(|n| n.store_arrays()).collect();
     let mut out_data: HashMap<usize, PointerValue> = HashMap::new();
     if !staged {
         // Everything is known now: check the caller's room, then allocate.
@@ -408,7 +363,7 @@ fn is_staged(f: &Function) -> bool {
             // C code may fail, and its results' sizes are known only after it.
             Step::Call(_) => return true,
             Step::Loop(n) => {
-                for l in n.body.leaves() {
+                for l in n.root.body.leaves() {
                     // A gather's index may be out of range.
                     if matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. }) || l.lambda().map(lambda_fallible).unwrap_or(false) {
                         return true;
@@ -419,13 +374,13 @@ fn is_staged(f: &Function) -> bool {
     }
     // Everything allocated and every result's room must be known on entry.
     let entry_known = |s: &SizeExpr| match s {
-        SizeExpr::Param(_) => true,
+        SizeExpr::Dim(..) => true,
         SizeExpr::Scalar(Operand::Const(Const::I64(n))) => *n >= 0,
         SizeExpr::Scalar(_) => false,
     };
-    let stored = f.nests().flat_map(|n| n.stores.iter());
-    let results = f.results.iter().filter_map(|l| if let Operand::Var(v) = &l.value { Some(v) } else { None });
-    stored.chain(results).any(|v| f.capacity.get(v).map(|c| !entry_known(c)).unwrap_or(false))
+    let stored = f.nests().flat_map(|n| n.store_arrays());
+    let results = f.results.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None });
+    stored.chain(results).any(|v| f.capacity.get(&v).map(|c| !entry_known(c)).unwrap_or(false))
 }
 
 fn reg_ty<'ctx>(cx: &'ctx Context, p: Prim) -> BasicTypeEnum<'ctx> {
@@ -598,13 +553,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// The run-time extent of an array.
     fn size(&mut self, v: VarId) -> R<IntValue<'ctx>> {
-        let s = self.f.sizes.get(&v).cloned().unwrap_or(SizeExpr::Param(v));
+        let s = self.f.sizes.get(&v).cloned().unwrap_or(SizeExpr::Dim(v, 0));
         self.size_expr(&s)
     }
 
     fn size_expr(&mut self, s: &SizeExpr) -> R<IntValue<'ctx>> {
         Ok(match s {
-            SizeExpr::Param(p) => self.params[p].1,
+            SizeExpr::Dim(p, _) => self.params[p].1,
             SizeExpr::Scalar(o) => self.operand(o).into_int_value(),
         })
     }
@@ -703,6 +658,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 let prim = self.f.var(*dst).ty.prim();
                 let v = self.rhs(rhs, prim, *span, &self.name(*dst))?;
                 self.scalars.insert(*dst, v);
+            }
+            // Branches that only pick values are selects: no blocks, and
+            // nothing for the optimiser to turn back into a branch it guesses.
+            Stmt::If { dsts, cond, then, els, .. } if then.stmts.is_empty() && els.stmts.is_empty() => {
+                let c = self.operand(cond).into_int_value();
+                for (i, d) in dsts.iter().enumerate() {
+                    let v = self.b.build_select(c, self.operand(&then.results[i]), self.operand(&els.results[i]), &self.name(*d))?;
+                    self.scalars.insert(*d, v);
+                }
             }
             Stmt::If { dsts, cond, then, els, .. } => {
                 let c = self.operand(cond).into_int_value();
@@ -951,153 +915,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.block(&l.body)
     }
 
-    // ------------------------------------------------------------ loops
-
-    fn nest(&mut self, n: &LoopNest, staged: bool) -> R<()> {
-        let cx = self.cx;
-        let i64t = cx.i64_type();
-        let extent = self.size_expr(&n.extent)?;
-        if let SizeExpr::Scalar(o) = &n.extent {
-            if !matches!(o, Operand::Const(Const::I64(k)) if *k >= 0) {
-                let neg = self.b.build_int_compare(IntPredicate::SLT, extent, i64t.const_zero(), "negative")?;
-                let msg = format!("{}: negative size", self.f.location(n.span));
-                self.fail_if(neg, ERR_NEGATIVE_SIZE, &msg, Some(extent), None)?;
-            }
-        }
-        for (o, span) in &n.checks {
-            let size = self.operand(o).into_int_value();
-            let neg = self.b.build_int_compare(IntPredicate::SLT, size, i64t.const_zero(), "negative")?;
-            let msg = format!("{}: negative size", self.f.location(*span));
-            self.fail_if(neg, ERR_NEGATIVE_SIZE, &msg, Some(size), None)?;
-        }
-        if staged {
-            for v in &n.stores {
-                let bytes = self.cap_bytes(*v)?;
-                let p = self.alloc(bytes, *v)?;
-                self.slots.insert(*v, p);
-            }
-        }
-        let leaves: Vec<LoopBody> = n.body.leaves().into_iter().cloned().collect();
-        // Accumulators live below the loop: set before it.
-        let mut accs: HashMap<String, Vec<PointerValue<'ctx>>> = HashMap::new();
-        for l in &leaves {
-            let acc = match l {
-                LoopBody::Scan { name, init, outs, .. } => Some((name, init, outs)),
-                LoopBody::ManyToOne { name, init, results, .. } => Some((name, init, results)),
-                _ => None,
-            };
-            if let Some((name, init, results)) = acc {
-                let mut slots = vec![];
-                for (r, o) in results.iter().zip(init) {
-                    let t = reg_ty(cx, self.f.var(*r).ty.prim());
-                    let slot = self.entry_alloca(t, &format!("{}.acc", self.name(*r)))?;
-                    let v = self.operand(o);
-                    self.b.build_store(slot, v)?;
-                    slots.push(slot);
-                }
-                accs.insert(name.clone(), slots);
-            }
-            if let LoopBody::Filter { name, count, .. } = l {
-                // The cursor: how many elements were kept so far.
-                let slot = self.entry_alloca(i64t.into(), &format!("{}.cursor", self.name(*count)))?;
-                self.b.build_store(slot, i64t.const_zero())?;
-                accs.insert(name.clone(), vec![slot]);
-            }
-        }
-        // Base pointers of everything the nest streams or stores.
-        let mut base: HashMap<VarId, PointerValue<'ctx>> = HashMap::new();
-        for l in &leaves {
-            for v in l.reads().iter().chain(n.stores.iter()).chain(&l.memory_reads()) {
-                if (self.params.contains_key(v) || self.slots.contains_key(v)) && !base.contains_key(v) {
-                    let p = self.array_ptr(*v)?;
-                    base.insert(*v, p);
-                }
-            }
-        }
-        // A scatter starts from a copy of its destination.
-        for l in &leaves {
-            if let LoopBody::Scatter { dest, outs, .. } = l {
-                for (d, o) in dest.iter().zip(outs) {
-                    let src = self.array_ptr(*d)?;
-                    let bytes = self.bytes(*d)?;
-                    self.b.build_memcpy(base[o], 1, src, 1, bytes)?;
-                }
-            }
-        }
-        let pre = self.b.get_insert_block().unwrap();
-        let name = |s: &str| format!("cluster{}.{}", n.cluster, s);
-        let exit = cx.append_basic_block(self.func, &name("exit"));
-        // A cross's nest is two loops, `for i < n { for j < m { k = i·m + j } }`;
-        // any other nest is one loop over k.
-        let outer = match n.split {
-            Some((a, b)) => {
-                let (nn, mm) = (self.size(a)?, self.size(b)?);
-                let head = cx.append_basic_block(self.func, &name("outer"));
-                let start = cx.append_basic_block(self.func, &name("row"));
-                self.b.build_unconditional_branch(head)?;
-                self.b.position_at_end(head);
-                let i = self.b.build_phi(i64t, "row")?;
-                let iv = i.as_basic_value().into_int_value();
-                let go = self.b.build_int_compare(IntPredicate::SLT, iv, nn, "more_rows")?;
-                self.b.build_conditional_branch(go, start, exit)?;
-                self.b.position_at_end(start);
-                let row = self.b.build_int_mul(iv, mm, "row_start")?;
-                Some((i, iv, head, start, row, nn, mm))
-            }
-            None => None,
-        };
-        let header = cx.append_basic_block(self.func, &name("header"));
-        let body = cx.append_basic_block(self.func, &name("body"));
-        let done = if outer.is_some() { cx.append_basic_block(self.func, &name("next_row")) } else { exit };
-        let start = self.b.get_insert_block().unwrap();
-        self.b.build_unconditional_branch(header)?;
-        self.b.position_at_end(header);
-        let j = self.b.build_phi(i64t, &self.name(n.index))?;
-        let jv = j.as_basic_value().into_int_value();
-        let bound = outer.map(|o| o.6).unwrap_or(extent);
-        let go = self.b.build_int_compare(IntPredicate::SLT, jv, bound, "more")?;
-        self.b.build_conditional_branch(go, body, done)?;
-        self.b.position_at_end(body);
-        let (iv, split) = match outer {
-            Some((_, i, _, _, row, nn, mm)) => (self.b.build_int_add(row, jv, "k")?, Some(Split { i, j: jv, n: nn, m: mm })),
-            None => (jv, None),
-        };
-        self.scalars.insert(n.index, iv.into());
-
-        let mut elems: Elems<'ctx> = Elems::default();
-        self.labels = n.labels.clone();
-        let last = self.b.build_int_sub(extent, i64t.const_int(1, false), "last")?;
-        let pos = Pos { i: iv, last: Some(last), split };
-        self.body(&n.body, pos, &base, &mut elems, &accs, &n.stores)?;
-
-        let latch = self.b.get_insert_block().unwrap();
-        let next = self.b.build_int_add(jv, i64t.const_int(1, false), "next")?;
-        self.b.build_unconditional_branch(header)?;
-        j.add_incoming(&[(&i64t.const_zero(), start), (&next, latch)]);
-        if let Some((i, iv, head, _, _, _, _)) = outer {
-            self.b.position_at_end(done);
-            let next = self.b.build_int_add(iv, i64t.const_int(1, false), "next_row")?;
-            self.b.build_unconditional_branch(head)?;
-            i.add_incoming(&[(&i64t.const_zero(), pre), (&next, done)]);
-        }
-        self.b.position_at_end(exit);
-        // Read the accumulators after the loop.
-        for l in &leaves {
-            if let LoopBody::ManyToOne { name, results, .. } = l {
-                for (r, slot) in results.iter().zip(&accs[name]) {
-                    let t = reg_ty(cx, self.f.var(*r).ty.prim());
-                    let v = self.b.build_load(t, *slot, &self.name(*r))?;
-                    self.scalars.insert(*r, v);
-                }
-            }
-            if let LoopBody::Filter { name, count, .. } = l {
-                let v = self.b.build_load(i64t, accs[name][0], &self.name(*count))?;
-                self.scalars.insert(*count, v);
-            }
-        }
-        Ok(())
-    }
-
     /// Element `k` of array `v` (at `base`), read from memory; `k` is in range.
     fn load_at(&mut self, v: VarId, base: PointerValue<'ctx>, k: IntValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
         let p = self.f.var(v).ty.prim();
@@ -1268,273 +1085,4 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(slot)
     }
 
-    /// The current element of array `v`: a temporary of this iteration, or
-    /// one load per iteration however many bodies read it (a shared read).
-    fn element(&mut self, v: VarId, pos: Pos<'ctx>, order: u32, base: &HashMap<VarId, PointerValue<'ctx>>, elems: &mut Elems<'ctx>) -> R<BasicValueEnum<'ctx>> {
-        if let Some(e) = elems.vals.get(&(v, order)) {
-            return Ok(*e);
-        }
-        let p = self.f.var(v).ty.prim();
-        let t = mem_ty(self.cx, p);
-        let i = self.index(pos, order, base, elems)?;
-        let ep = unsafe { self.b.build_in_bounds_gep(t, base[&v], &[i], "p")? };
-        let x = self.b.build_load(t, ep, &format!("{}.elt", self.name(v)))?;
-        let x = self.from_mem(x, p)?;
-        elems.vals.insert((v, order), x);
-        Ok(x)
-    }
-
-    /// The index visited in this iteration by a leaf of the given order: the
-    /// iteration's, its mirror, or the index a gather reads (checked before
-    /// anything is evaluated there).
-    fn index(&mut self, pos: Pos<'ctx>, order: u32, base: &HashMap<VarId, PointerValue<'ctx>>, elems: &mut Elems<'ctx>) -> R<IntValue<'ctx>> {
-        match (order, pos.last) {
-            (0, _) | (1, None) => Ok(pos.i),
-            (1, Some(last)) => self.b.build_int_sub(last, pos.i, "mirror"),
-            (label, _) => {
-                if let Some(k) = elems.idx.get(&label) {
-                    return Ok(*k);
-                }
-                let gi = self.labels.iter().find(|g| g.label == label).cloned().expect("loop IR: a label without its gather");
-                let k = self.element(gi.index, pos, gi.order, base, elems)?.into_int_value();
-                let len = self.size(gi.source)?;
-                let bad = self.b.build_int_compare(IntPredicate::UGE, k, len, "out_of_range")?;
-                let msg = format!("{}: index out of range in gather '{}'", self.f.location(gi.span), gi.name);
-                self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(len))?;
-                elems.idx.insert(label, k);
-                Ok(k)
-            }
-        }
-    }
-
-    fn body(
-        &mut self,
-        b: &Body,
-        pos: Pos<'ctx>,
-        base: &HashMap<VarId, PointerValue<'ctx>>,
-        elems: &mut Elems<'ctx>,
-        accs: &HashMap<String, Vec<PointerValue<'ctx>>>,
-        stores: &[VarId],
-    ) -> R<()> {
-        match b {
-            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
-                self.body(first, pos, base, elems, accs, stores)?;
-                self.body(then, pos, base, elems, accs, stores)
-            }
-            Body::When { filter, then, .. } => match &**filter {
-                Body::Leaf(l @ LoopBody::Filter { .. }, _) => self.filter(l, Some(then), pos, base, elems, accs, stores),
-                _ => unreachable!("loops::verify: When is guarded by a filter"),
-            },
-            Body::Leaf(l @ LoopBody::Filter { .. }, _) => self.filter(l, None, pos, base, elems, accs, stores),
-            Body::Leaf(l, order) => {
-                let o = *order;
-                match l {
-                    LoopBody::Filter { .. } => unreachable!(),
-                    LoopBody::OneToOne { reads, f, outs, .. } => {
-                        let args = reads.iter().map(|r| self.element(*r, pos, o, base, elems)).collect::<R<Vec<_>>>()?;
-                        let rs = self.lambda(f, &args)?;
-                        self.put(outs, rs, pos, o, base, elems, stores)
-                    }
-                    LoopBody::FromIndex { f, outs, .. } => {
-                        let i = self.index(pos, o, base, elems)?;
-                        let rs = self.lambda(f, &[i.into()])?;
-                        self.put(outs, rs, pos, o, base, elems, stores)
-                    }
-                    LoopBody::Cross { first, second, outs, .. } => {
-                        // In order, the nested loops' counters (mirrored for
-                        // order 1); at a gather's index, its quotient and remainder.
-                        let i64t = self.cx.i64_type();
-                        let (i, j) = match (pos.split, o) {
-                            (Some(sp), 0) => (sp.i, sp.j),
-                            (Some(sp), 1) => {
-                                let one = i64t.const_int(1, false);
-                                let i = self.b.build_int_sub(self.b.build_int_sub(sp.n, one, "")?, sp.i, "row")?;
-                                let j = self.b.build_int_sub(self.b.build_int_sub(sp.m, one, "")?, sp.j, "col")?;
-                                (i, j)
-                            }
-                            _ => {
-                                let k = self.index(pos, o, base, elems)?;
-                                let m = self.size(second[0])?;
-                                (self.b.build_int_unsigned_div(k, m, "row")?, self.b.build_int_unsigned_rem(k, m, "col")?)
-                            }
-                        };
-                        let mut rs = vec![];
-                        for (arrs, at) in [(first, i), (second, j)] {
-                            for a in arrs {
-                                rs.push(self.load_at(*a, base[a], at)?);
-                            }
-                        }
-                        self.put(outs, rs, pos, o, base, elems, stores)
-                    }
-                    LoopBody::Reverse { reads, outs, .. } => {
-                        // Output order o reads its input in the other order.
-                        let rs = reads.iter().map(|r| self.element(*r, pos, 1 - o, base, elems)).collect::<R<Vec<_>>>()?;
-                        self.put(outs, rs, pos, o, base, elems, stores)
-                    }
-                    LoopBody::Gather { index, source, outs, .. } => {
-                        // The label's index is this gather's index element,
-                        // checked; its source elements are either computed
-                        // at that index by fused producers or read from memory.
-                        let label = self.labels.iter().find(|g| g.index == *index && g.source == source[0]).map(|g| g.label).unwrap_or(0);
-                        let k = self.index(pos, label, base, elems)?;
-                        let mut rs = vec![];
-                        for src in source {
-                            if let Some(v) = elems.vals.get(&(*src, label)) {
-                                rs.push(*v);
-                                continue;
-                            }
-                            rs.push(self.load_at(*src, base[src], k)?);
-                        }
-                        self.put(outs, rs, pos, o, base, elems, stores)
-                    }
-                    LoopBody::Scatter { name, dest, src, op, outs, span } => {
-                        let k = self.element(src[0], pos, o, base, elems)?.into_int_value();
-                        let i64t = self.cx.i64_type();
-                        let skip = self.b.build_int_compare(IntPredicate::SLT, k, i64t.const_zero(), "skip")?;
-                        let upd = self.cx.append_basic_block(self.func, &format!("{}.update", name));
-                        let next = self.cx.append_basic_block(self.func, &format!("{}.next", name));
-                        self.b.build_conditional_branch(skip, next, upd)?;
-                        self.b.position_at_end(upd);
-                        let len = self.size(dest[0])?;
-                        let bad = self.b.build_int_compare(IntPredicate::SGE, k, len, "out_of_range")?;
-                        let msg = format!("{}: index out of range in scatter '{}'", self.f.location(*span), name);
-                        self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(len))?;
-                        let mut args = vec![];
-                        let mut ptrs = vec![];
-                        for out in outs {
-                            let p = self.f.var(*out).ty.prim();
-                            let t = mem_ty(self.cx, p);
-                            let ep = unsafe { self.b.build_in_bounds_gep(t, base[out], &[k], "s")? };
-                            let old = self.b.build_load(t, ep, "old")?;
-                            args.push(self.from_mem(old, p)?);
-                            ptrs.push(ep);
-                        }
-                        for v in &src[1..] {
-                            args.push(self.element(*v, pos, o, base, elems)?);
-                        }
-                        let rs = self.lambda(op, &args)?;
-                        for (ep, v) in ptrs.iter().zip(rs) {
-                            let m = self.to_mem(v)?;
-                            self.b.build_store(*ep, m)?;
-                        }
-                        self.b.build_unconditional_branch(next)?;
-                        self.b.position_at_end(next);
-                        Ok(())
-                    }
-                    LoopBody::Scan { name, dir, reads, op, outs, .. } => {
-                        let mut acc = vec![];
-                        for (r, slot) in outs.iter().zip(&accs[name]) {
-                            let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
-                            acc.push(self.b.build_load(t, *slot, "acc")?);
-                        }
-                        let xs = reads.iter().map(|r| self.element(*r, pos, o, base, elems)).collect::<R<Vec<_>>>()?;
-                        let args: Vec<BasicValueEnum> =
-                            if *dir == ScanKind::Right { xs.iter().chain(&acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
-                        let next = self.lambda(op, &args)?;
-                        for (v, slot) in next.iter().zip(&accs[name]) {
-                            self.b.build_store(*slot, *v)?;
-                        }
-                        let out = if *dir == ScanKind::Exclusive { acc } else { next };
-                        self.put(outs, out, pos, o, base, elems, stores)
-                    }
-                    LoopBody::ManyToOne { name, .. } if self.hoisted.contains(name) => Ok(()),
-                    LoopBody::ManyToOne { name, reads, op, results, .. } => {
-                        let mut args = vec![];
-                        for (r, slot) in results.iter().zip(&accs[name]) {
-                            let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
-                            args.push(self.b.build_load(t, *slot, "acc")?);
-                        }
-                        for r in reads {
-                            args.push(self.element(*r, pos, o, base, elems)?);
-                        }
-                        let rs = self.lambda(op, &args)?;
-                        for (v, slot) in rs.iter().zip(&accs[name]) {
-                            self.b.build_store(*slot, *v)?;
-                        }
-                        Ok(())
-                    }
-                }
-            }
-        }
-    }
-
-    /// A filter: evaluates the predicate; for a kept element, stores it at
-    /// the cursor if its array is manifest and runs `then` at the sub-rate
-    /// index (the cursor), then advances the cursor.
-    #[allow(clippy::too_many_arguments)]
-    fn filter(
-        &mut self,
-        l: &LoopBody,
-        then: Option<&Body>,
-        pos: Pos<'ctx>,
-        base: &HashMap<VarId, PointerValue<'ctx>>,
-        elems: &mut Elems<'ctx>,
-        accs: &HashMap<String, Vec<PointerValue<'ctx>>>,
-        stores: &[VarId],
-    ) -> R<()> {
-        let LoopBody::Filter { name, reads, p, outs, .. } = l else { unreachable!() };
-        let args = reads.iter().map(|r| self.element(*r, pos, 0, base, elems)).collect::<R<Vec<_>>>()?;
-        let keep = self.lambda(p, &args)?[0].into_int_value();
-        // Float sums of the kept elements, stepped before the branch.
-        for g in then.map(|t| t.leaves()).unwrap_or_default() {
-            let Some(k) = guarded_sum(g, outs) else { continue };
-            let LoopBody::ManyToOne { name: fold, results, .. } = g else { unreachable!() };
-            if !args[k].is_float_value() {
-                continue;
-            }
-            let x = args[k].into_float_value();
-            let slot = accs[fold][0];
-            let t = reg_ty(self.cx, self.f.var(results[0]).ty.prim());
-            let acc = self.b.build_load(t, slot, "acc")?;
-            let identity = x.get_type().const_float(-0.0);
-            let term = self.b.build_select(keep, x, identity, "kept_or_identity")?;
-            let sum = self.binary(BinOp::Add, acc, term, Span::default(), "acc.next")?;
-            self.b.build_store(slot, sum)?;
-            self.hoisted.push(fold.clone());
-        }
-        let kept = self.cx.append_basic_block(self.func, &format!("{}.kept", name));
-        let next = self.cx.append_basic_block(self.func, &format!("{}.next", name));
-        self.b.build_conditional_branch(keep, kept, next)?;
-        self.b.position_at_end(kept);
-        let cursor = accs[name][0];
-        let i64t = self.cx.i64_type();
-        let j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
-        // Values made under the guard do not dominate what follows it.
-        let mut inner: Elems<'ctx> = Elems::default();
-        // At the sub-rate, the index is the cursor (filters run left to right).
-        let sub = Pos { i: j, last: None, split: None };
-        self.put(outs, args, sub, 0, base, &mut inner, stores)?;
-        if let Some(t) = then {
-            self.body(t, sub, base, &mut inner, accs, stores)?;
-        }
-        let j1 = self.b.build_int_add(j, i64t.const_int(1, false), "j.next")?;
-        self.b.build_store(cursor, j1)?;
-        self.b.build_unconditional_branch(next)?;
-        self.b.position_at_end(next);
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn put(
-        &mut self,
-        outs: &[VarId],
-        rs: Vec<BasicValueEnum<'ctx>>,
-        pos: Pos<'ctx>,
-        order: u32,
-        base: &HashMap<VarId, PointerValue<'ctx>>,
-        elems: &mut Elems<'ctx>,
-        stores: &[VarId],
-    ) -> R<()> {
-        let i = self.index(pos, order, base, elems)?;
-        for (o, v) in outs.iter().zip(rs) {
-            elems.vals.insert((*o, order), v);
-            if stores.contains(o) {
-                let t = mem_ty(self.cx, self.f.var(*o).ty.prim());
-                let ep = unsafe { self.b.build_in_bounds_gep(t, base[o], &[i], "q")? };
-                let m = self.to_mem(v)?;
-                self.b.build_store(ep, m)?;
-            }
-        }
-        Ok(())
-    }
 }

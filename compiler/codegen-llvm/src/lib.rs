@@ -23,6 +23,25 @@ pub struct Options {
     pub cpu: Option<String>,
 }
 
+/// The widest vector registers the target's code uses, in bits: 256 with
+/// AVX (LLVM prefers 256-bit vectors on AVX-512 machines too), else 128.
+/// The host's features are read from LLVM; for `--cpu` the x86-64 levels
+/// and the common CPU families are known, others count as 128.
+pub fn vector_bits(opts: &Options) -> u32 {
+    let features = match (&opts.target, &opts.cpu) {
+        (None, None) => TargetMachine::get_host_cpu_features().to_string(),
+        _ => String::new(),
+    };
+    if features.split(',').any(|f| f == "+avx" || f == "+avx2") {
+        return 256;
+    }
+    let wide = ["x86-64-v3", "x86-64-v4", "haswell", "broadwell", "skylake", "skylake-avx512", "cascadelake", "icelake-client", "icelake-server", "tigerlake", "alderlake", "sapphirerapids", "znver1", "znver2", "znver3", "znver4"];
+    match &opts.cpu {
+        Some(c) if wide.contains(&c.as_str()) => 256,
+        _ => 128,
+    }
+}
+
 /// What the back end produced: optimised IR text, and assembly and object
 /// code when asked for.
 pub struct Artifacts {

@@ -1,0 +1,670 @@
+//! Loop nests: each `Loop` of the loop IR becomes a counted LLVM loop run
+//! as its schedule says (plain, unrolled by K with a remainder loop, or
+//! paired), each body copy at its own position; stateful leaves keep their
+//! state in entry-block slots that LLVM promotes to registers. This file
+//! only obeys the strategies the loop IR records.
+
+use super::*;
+use afc_ir::loops::{reorderable, Accumulate, FilterWrite, Loop, Order, StateOwner, StoreMode};
+
+/// Where one copy of a body runs.
+#[derive(Clone)]
+pub(super) struct Pos<'ctx> {
+    /// The position at the copy's rate: row-major over the loops around it,
+    /// or a filter's cursor at its sub-rate.
+    i: IntValue<'ctx>,
+    /// The last position at this rate, to mirror order 1 (none at a sub-rate).
+    last: Option<IntValue<'ctx>>,
+    /// The number of positions at this rate (the loops' extents multiplied).
+    total: IntValue<'ctx>,
+    /// The indices of the loops around the copy, outermost first.
+    loops: Vec<(VarId, IntValue<'ctx>)>,
+    /// Which lane of an unrolled trip the copy is (0 outside trips).
+    lane: usize,
+    /// Inside an unrolled trip: tree folds collect their elements.
+    trip: bool,
+    /// Under a branch-free filter: whether the element is kept.
+    mask: Option<IntValue<'ctx>>,
+}
+
+/// What one copy has computed: elements by (array, order), and the
+/// position each gather label stands for (computed once, bounds-checked).
+#[derive(Default)]
+pub(super) struct Elems<'ctx> {
+    vals: HashMap<(VarId, u32), BasicValueEnum<'ctx>>,
+    idx: HashMap<u32, IntValue<'ctx>>,
+}
+
+/// A nest being generated.
+pub(super) struct NestCx<'ctx> {
+    base: HashMap<VarId, PointerValue<'ctx>>,
+    /// Each stateful leaf's slots (keyed by `state_key`): per lane, one per
+    /// accumulator, or the cursor.
+    states: HashMap<VarId, Vec<Vec<PointerValue<'ctx>>>>,
+    /// Tree folds' elements collected in the current trip, per lane.
+    groups: HashMap<VarId, Vec<Vec<BasicValueEnum<'ctx>>>>,
+    stores: Vec<afc_ir::loops::Store>,
+    /// This version of the nest uses streaming stores where marked.
+    streaming: bool,
+    /// Each tree fold's operator and results, by state key.
+    tree_ops: HashMap<VarId, (Lambda, Vec<VarId>)>,
+}
+
+/// The variable a stateful leaf's state is known by.
+fn state_key(l: &LoopBody) -> VarId {
+    match l {
+        LoopBody::ManyToOne { results, .. } => results[0],
+        LoopBody::Scan { outs, .. } => outs[0],
+        LoopBody::Filter { count, .. } => *count,
+        _ => unreachable!("only folds, scans and filters have state"),
+    }
+}
+
+/// The stateful leaves inside `b` (inner loops included) whose state `owner` owns.
+fn owned_by(b: &Body, owner: StateOwner) -> Vec<LoopBody> {
+    let mut out = vec![];
+    b.visit(&mut |x| {
+        if let Body::Leaf(l, _) = x {
+            if l.state() == Some(owner) {
+                out.push(l.clone());
+            }
+        }
+    });
+    out
+}
+
+impl<'a, 'ctx> Gen<'a, 'ctx> {
+    pub(super) fn nest(&mut self, n: &LoopNest, staged: bool) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let extent = self.size_expr(&n.root.extent)?;
+        if let SizeExpr::Scalar(o) = &n.root.extent {
+            if !matches!(o, Operand::Const(Const::I64(k)) if *k >= 0) {
+                let neg = self.b.build_int_compare(IntPredicate::SLT, extent, i64t.const_zero(), "negative")?;
+                let msg = format!("{}: negative size", self.f.location(n.span));
+                self.fail_if(neg, ERR_NEGATIVE_SIZE, &msg, Some(extent), None)?;
+            }
+        }
+        for (o, span) in &n.checks {
+            let size = self.operand(o).into_int_value();
+            let neg = self.b.build_int_compare(IntPredicate::SLT, size, i64t.const_zero(), "negative")?;
+            let msg = format!("{}: negative size", self.f.location(*span));
+            self.fail_if(neg, ERR_NEGATIVE_SIZE, &msg, Some(size), None)?;
+        }
+        if staged {
+            for s in &n.stores {
+                let bytes = self.cap_bytes(s.array)?;
+                let p = self.alloc(bytes, s.array)?;
+                self.slots.insert(s.array, p);
+            }
+        }
+        let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
+        // Base pointers of everything the nest streams, reads or stores.
+        let mut base: HashMap<VarId, PointerValue<'ctx>> = HashMap::new();
+        let stored = n.store_arrays();
+        for l in &leaves {
+            for v in l.reads().iter().chain(stored.iter()).chain(&l.memory_reads()) {
+                if (self.params.contains_key(v) || self.slots.contains_key(v)) && !base.contains_key(v) {
+                    let p = self.array_ptr(*v)?;
+                    base.insert(*v, p);
+                }
+            }
+        }
+        // A scatter starts from a copy of its destination.
+        for l in &leaves {
+            if let LoopBody::Scatter { dest, outs, .. } = l {
+                for (d, o) in dest.iter().zip(outs) {
+                    let src = self.array_ptr(*d)?;
+                    let bytes = self.bytes(*d)?;
+                    self.b.build_memcpy(base[o], 1, src, 1, bytes)?;
+                }
+            }
+        }
+        self.labels = n.labels.clone();
+        let mut nx = NestCx { base, states: HashMap::new(), groups: HashMap::new(), stores: n.stores.clone(), streaming: false, tree_ops: HashMap::new() };
+        let owned = owned_by(&n.root.body, None);
+        self.init_states(&owned, &mut nx)?;
+        let streams = n.stores.iter().any(|s| s.mode == StoreMode::Streaming);
+        match (streams, n.streaming_from) {
+            (true, Some(from)) => {
+                // Two versions of the loops: streaming stores for outputs too
+                // large for the cache, normal ones otherwise.
+                let big = self.b.build_int_compare(IntPredicate::SGE, extent, i64t.const_int(from, false), "stream")?;
+                let (sb, nb, join) = (self.new_block("streaming"), self.new_block("cached"), self.new_block("stored"));
+                self.b.build_conditional_branch(big, sb, nb)?;
+                self.b.position_at_end(sb);
+                nx.streaming = true;
+                self.run_loop(&n.root, None, &mut nx)?;
+                // Streaming stores are weakly ordered: fence them before
+                // anything else reads the arrays.
+                self.b.build_fence(inkwell::AtomicOrdering::SequentiallyConsistent, false, "")?;
+                self.b.build_unconditional_branch(join)?;
+                self.b.position_at_end(nb);
+                nx.streaming = false;
+                self.run_loop(&n.root, None, &mut nx)?;
+                self.b.build_unconditional_branch(join)?;
+                self.b.position_at_end(join);
+            }
+            _ => self.run_loop(&n.root, None, &mut nx)?,
+        }
+        // State the nest owns: fold results and filter counts are scalars now.
+        for l in &owned {
+            for (v, x) in self.finish_state(l, &nx)? {
+                self.scalars.insert(v, x);
+            }
+        }
+        Ok(())
+    }
+
+    fn new_block(&self, name: &str) -> BasicBlock<'ctx> {
+        self.cx.append_basic_block(self.func, name)
+    }
+
+    /// Sets the slots of stateful leaves: lane 0 from the initial values,
+    /// other lanes from the operator's identity; a filter's cursor at 0.
+    fn init_states(&mut self, ls: &[LoopBody], nx: &mut NestCx<'ctx>) -> R<()> {
+        let cx = self.cx;
+        for l in ls {
+            let key = state_key(l);
+            let slots = match nx.states.get(&key) {
+                Some(s) => s.clone(),
+                None => {
+                    let (vars, lanes): (Vec<VarId>, usize) = match l {
+                        LoopBody::ManyToOne { results, acc: Accumulate::Lanes(k), .. } => (results.clone(), *k as usize),
+                        LoopBody::ManyToOne { results, .. } => (results.clone(), 1),
+                        LoopBody::Scan { outs, .. } => (outs.clone(), 1),
+                        LoopBody::Filter { count, .. } => (vec![*count], 1),
+                        _ => unreachable!(),
+                    };
+                    let mut s = vec![];
+                    for lane in 0..lanes {
+                        let mut row = vec![];
+                        for v in &vars {
+                            let t = reg_ty(cx, self.f.var(*v).ty.prim());
+                            row.push(self.entry_alloca(t, &format!("{}.state{}", self.name(*v), lane))?);
+                        }
+                        s.push(row);
+                    }
+                    nx.states.insert(key, s.clone());
+                    s
+                }
+            };
+            let init: Vec<BasicValueEnum<'ctx>> = match l {
+                LoopBody::ManyToOne { init, .. } | LoopBody::Scan { init, .. } => init.iter().map(|o| self.operand(o)).collect(),
+                LoopBody::Filter { .. } => vec![cx.i64_type().const_zero().into()],
+                _ => unreachable!(),
+            };
+            for (slot, v) in slots[0].iter().zip(&init) {
+                self.b.build_store(*slot, *v)?;
+            }
+            if slots.len() > 1 {
+                let LoopBody::ManyToOne { op, .. } = l else { unreachable!() };
+                let f = self.f;
+                let ids = reorderable(op, &|v| f.var(v).ty.prim()).expect("loops::verify: lanes only for reorderable operators");
+                for row in &slots[1..] {
+                    for (slot, c) in row.iter().zip(&ids) {
+                        let k = self.konst(*c);
+                        self.b.build_store(*slot, k)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a stateful leaf's result when its owner ends: a fold's lanes
+    /// combined in lane order, a filter's count.
+    fn finish_state(&mut self, l: &LoopBody, nx: &NestCx<'ctx>) -> R<Vec<(VarId, BasicValueEnum<'ctx>)>> {
+        let slots = &nx.states[&state_key(l)];
+        let load = |g: &mut Self, row: &[PointerValue<'ctx>], vars: &[VarId]| -> R<Vec<BasicValueEnum<'ctx>>> {
+            row.iter().zip(vars).map(|(s, v)| g.b.build_load(reg_ty(g.cx, g.f.var(*v).ty.prim()), *s, &g.name(*v))).collect()
+        };
+        Ok(match l {
+            LoopBody::ManyToOne { results, op, .. } => {
+                let mut acc = load(self, &slots[0], results)?;
+                for row in &slots[1..] {
+                    let lane = load(self, row, results)?;
+                    let args: Vec<BasicValueEnum> = acc.iter().chain(&lane).copied().collect();
+                    acc = self.lambda(op, &args)?;
+                }
+                results.iter().copied().zip(acc).collect()
+            }
+            LoopBody::Filter { count, .. } => vec![(*count, load(self, &slots[0], &[*count])?[0])],
+            _ => vec![],
+        })
+    }
+
+    /// Emits `for (k = start; k < end; k += step) { f(k) }`.
+    fn counted(&mut self, name: &str, start: IntValue<'ctx>, end: IntValue<'ctx>, step: u64, f: &mut dyn FnMut(&mut Self, IntValue<'ctx>) -> R<()>) -> R<()> {
+        let i64t = self.cx.i64_type();
+        let pre = self.b.get_insert_block().unwrap();
+        let (header, body, exit) = (self.new_block(&format!("{}.header", name)), self.new_block(&format!("{}.body", name)), self.new_block(&format!("{}.exit", name)));
+        self.b.build_unconditional_branch(header)?;
+        self.b.position_at_end(header);
+        let k = self.b.build_phi(i64t, name)?;
+        let kv = k.as_basic_value().into_int_value();
+        let go = self.b.build_int_compare(IntPredicate::SLT, kv, end, "more")?;
+        self.b.build_conditional_branch(go, body, exit)?;
+        self.b.position_at_end(body);
+        f(self, kv)?;
+        let latch = self.b.get_insert_block().unwrap();
+        let next = self.b.build_int_add(kv, i64t.const_int(step, false), "next")?;
+        self.b.build_unconditional_branch(header)?;
+        k.add_incoming(&[(&start, pre), (&next, latch)]);
+        self.b.position_at_end(exit);
+        Ok(())
+    }
+
+    /// One loop of a nest, run as its schedule says; `outer` is the copy of
+    /// the enclosing loop's body this loop runs in (none for the root).
+    fn run_loop(&mut self, l: &Loop, outer: Option<&Pos<'ctx>>, nx: &mut NestCx<'ctx>) -> R<()> {
+        let i64t = self.cx.i64_type();
+        let one = i64t.const_int(1, false);
+        let extent = self.size_expr(&l.extent)?;
+        let total = match outer {
+            Some(o) => self.b.build_int_mul(o.total, extent, "total")?,
+            None => extent,
+        };
+        let last = self.b.build_int_sub(total, one, "last")?;
+        let name = self.name(l.index);
+        let at = |g: &mut Self, k: IntValue<'ctx>, lane: usize, trip: bool| -> R<Pos<'ctx>> {
+            let i = match outer {
+                Some(o) => {
+                    let row = g.b.build_int_mul(o.i, extent, "row")?;
+                    g.b.build_int_add(row, k, "pos")?
+                }
+                None => k,
+            };
+            let mut loops = outer.map(|o| o.loops.clone()).unwrap_or_default();
+            loops.push((l.index, k));
+            Ok(Pos { i, last: Some(last), total, loops, lane, trip, mask: outer.and_then(|o| o.mask) })
+        };
+        if l.paired {
+            // Positions k and n-1-k in one trip, then the middle one.
+            let half = self.b.build_int_signed_div(extent, i64t.const_int(2, false), "half")?;
+            self.counted(&name, i64t.const_zero(), half, 1, &mut |g, k| {
+                let p = at(g, k, 0, false)?;
+                g.scalars.insert(l.index, k.into());
+                g.copy(&l.body, &p, nx)?;
+                let m = g.b.build_int_sub(g.b.build_int_sub(extent, one, "")?, k, "mirror")?;
+                let q = at(g, m, 0, false)?;
+                g.scalars.insert(l.index, m.into());
+                g.copy(&l.body, &q, nx)
+            })?;
+            let odd = self.b.build_int_compare(IntPredicate::NE, self.b.build_int_signed_rem(extent, i64t.const_int(2, false), "")?, i64t.const_zero(), "odd")?;
+            let (mid, done) = (self.new_block(&format!("{}.middle", name)), self.new_block(&format!("{}.done", name)));
+            self.b.build_conditional_branch(odd, mid, done)?;
+            self.b.position_at_end(mid);
+            let p = at(self, half, 0, false)?;
+            self.scalars.insert(l.index, half.into());
+            self.copy(&l.body, &p, nx)?;
+            self.b.build_unconditional_branch(done)?;
+            self.b.position_at_end(done);
+            return Ok(());
+        }
+        if l.unroll > 1 {
+            let k = l.unroll as u64;
+            let kk = i64t.const_int(k, false);
+            let rem = self.b.build_int_signed_rem(extent, kk, "rem")?;
+            let main_end = self.b.build_int_sub(extent, rem, "main_end")?;
+            self.counted(&name, i64t.const_zero(), main_end, k, &mut |g, base| {
+                for lane in 0..l.unroll as usize {
+                    let kv = g.b.build_int_add(base, i64t.const_int(lane as u64, false), "lane")?;
+                    let p = at(g, kv, lane, true)?;
+                    g.scalars.insert(l.index, kv.into());
+                    g.copy(&l.body, &p, nx)?;
+                }
+                g.combine_groups(nx)
+            })?;
+            return self.counted(&format!("{}.rest", name), main_end, extent, 1, &mut |g, kv| {
+                let p = at(g, kv, 0, false)?;
+                g.scalars.insert(l.index, kv.into());
+                g.copy(&l.body, &p, nx)
+            });
+        }
+        self.counted(&name, i64t.const_zero(), extent, 1, &mut |g, kv| {
+            let p = at(g, kv, 0, false)?;
+            g.scalars.insert(l.index, kv.into());
+            g.copy(&l.body, &p, nx)
+        })
+    }
+
+    /// One copy of a loop's body at one position.
+    fn copy(&mut self, b: &Body, pos: &Pos<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        let mut elems = Elems::default();
+        self.body(b, pos, &mut elems, nx)
+    }
+
+    /// At the end of an unrolled trip, each tree fold combines the trip's
+    /// elements as a balanced tree in index order, then into its accumulator.
+    fn combine_groups(&mut self, nx: &mut NestCx<'ctx>) -> R<()> {
+        let groups: Vec<(VarId, Vec<Vec<BasicValueEnum<'ctx>>>)> = nx.groups.drain().collect();
+        for (key, mut level) in groups {
+            let (op, results) = nx.tree_ops[&key].clone();
+            while level.len() > 1 {
+                let mut next = vec![];
+                for pair in level.chunks(2) {
+                    if pair.len() == 2 {
+                        let args: Vec<BasicValueEnum> = pair[0].iter().chain(&pair[1]).copied().collect();
+                        next.push(self.lambda(&op, &args)?);
+                    } else {
+                        next.push(pair[0].clone());
+                    }
+                }
+                level = next;
+            }
+            let slots = nx.states[&key][0].clone();
+            let mut args = vec![];
+            for (s, v) in slots.iter().zip(&results) {
+                args.push(self.b.build_load(reg_ty(self.cx, self.f.var(*v).ty.prim()), *s, "acc")?);
+            }
+            args.extend(level.remove(0));
+            let next = self.lambda(&op, &args)?;
+            for (s, v) in slots.iter().zip(next) {
+                self.b.build_store(*s, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The current element of array `v`: a temporary of this copy, or a load.
+    fn element(&mut self, v: VarId, pos: &Pos<'ctx>, order: u32, nx: &NestCx<'ctx>, elems: &mut Elems<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        if let Some(e) = elems.vals.get(&(v, order)) {
+            return Ok(*e);
+        }
+        let i = self.index(pos, order, nx, elems)?;
+        let x = self.load_at(v, nx.base[&v], i)?;
+        elems.vals.insert((v, order), x);
+        Ok(x)
+    }
+
+    /// The position a leaf of the given order visits: the copy's, its
+    /// mirror, or the index a gather reads (checked before anything is
+    /// evaluated there).
+    fn index(&mut self, pos: &Pos<'ctx>, order: u32, nx: &NestCx<'ctx>, elems: &mut Elems<'ctx>) -> R<IntValue<'ctx>> {
+        match (order, pos.last) {
+            (0, _) | (1, None) => Ok(pos.i),
+            (1, Some(last)) => self.b.build_int_sub(last, pos.i, "mirror"),
+            (label, _) => {
+                if let Some(k) = elems.idx.get(&label) {
+                    return Ok(*k);
+                }
+                let gi = self.labels.iter().find(|g| g.label == label).cloned().expect("loops::verify: a label without its gather");
+                let k = self.element(gi.index, pos, gi.order, nx, elems)?.into_int_value();
+                let len = self.size(gi.source)?;
+                let bad = self.b.build_int_compare(IntPredicate::UGE, k, len, "out_of_range")?;
+                let msg = format!("{}: index out of range in gather '{}'", self.f.location(gi.span), gi.name);
+                self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(len))?;
+                elems.idx.insert(label, k);
+                Ok(k)
+            }
+        }
+    }
+
+    fn body(&mut self, b: &Body, pos: &Pos<'ctx>, elems: &mut Elems<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        match b {
+            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
+                self.body(first, pos, elems, nx)?;
+                self.body(then, pos, elems, nx)
+            }
+            Body::When { filter, then, .. } => match &**filter {
+                Body::Leaf(l @ LoopBody::Filter { .. }, _) => self.filter(l, Some(then), pos, elems, nx),
+                _ => unreachable!("loops::verify: When is guarded by a filter"),
+            },
+            Body::For(inner) => {
+                // State this loop owns for the inner one: set before it, read after.
+                let owner = pos.loops.last().map(|(v, _)| *v);
+                let owned = owned_by(&inner.body, owner);
+                self.init_states(&owned, nx)?;
+                self.run_loop(inner, Some(pos), nx)?;
+                for l in &owned {
+                    let vals = self.finish_state(l, nx)?;
+                    let outs: Vec<VarId> = vals.iter().map(|(v, _)| *v).collect();
+                    self.put(&outs, vals.into_iter().map(|(_, x)| x).collect(), pos, 0, elems, nx)?;
+                }
+                Ok(())
+            }
+            Body::Leaf(l @ LoopBody::Filter { .. }, _) => self.filter(l, None, pos, elems, nx),
+            Body::Leaf(l, order) => self.leaf(l, *order, pos, elems, nx),
+        }
+    }
+
+    fn leaf(&mut self, l: &LoopBody, o: Order, pos: &Pos<'ctx>, elems: &mut Elems<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        match l {
+            LoopBody::Filter { .. } => unreachable!(),
+            LoopBody::OneToOne { reads, f, outs, .. } => {
+                let args = reads.iter().map(|r| self.element(*r, pos, o, nx, elems)).collect::<R<Vec<_>>>()?;
+                let rs = self.lambda(f, &args)?;
+                self.put(outs, rs, pos, o, elems, nx)
+            }
+            LoopBody::FromIndex { f, outs, .. } => {
+                let i = self.index(pos, o, nx, elems)?;
+                let rs = self.lambda(f, &[i.into()])?;
+                self.put(outs, rs, pos, o, elems, nx)
+            }
+            LoopBody::Cross { first, second, outs, at, .. } => {
+                // In its own nest, the two loops' indices (mirrored for
+                // order 1); elsewhere the quotient and remainder of its position.
+                let i64t = self.cx.i64_type();
+                let find = |v: VarId| pos.loops.iter().find(|(x, _)| *x == v).map(|(_, k)| *k);
+                let (i, j) = match (at.and_then(|(a, b)| Some((find(a)?, find(b)?))), o) {
+                    (Some((i, j)), 0) => (i, j),
+                    (Some((i, j)), 1) => {
+                        let (nn, mm) = (self.size(first[0])?, self.size(second[0])?);
+                        let one = i64t.const_int(1, false);
+                        let i = self.b.build_int_sub(self.b.build_int_sub(nn, one, "")?, i, "row")?;
+                        let j = self.b.build_int_sub(self.b.build_int_sub(mm, one, "")?, j, "col")?;
+                        (i, j)
+                    }
+                    _ => {
+                        let k = self.index(pos, o, nx, elems)?;
+                        let m = self.size(second[0])?;
+                        (self.b.build_int_unsigned_div(k, m, "row")?, self.b.build_int_unsigned_rem(k, m, "col")?)
+                    }
+                };
+                let mut rs = vec![];
+                for (arrs, at) in [(first, i), (second, j)] {
+                    for a in arrs {
+                        rs.push(self.load_at(*a, nx.base[a], at)?);
+                    }
+                }
+                self.put(outs, rs, pos, o, elems, nx)
+            }
+            LoopBody::Reverse { reads, outs, .. } => {
+                // Output order o reads its input in the other order.
+                let rs = reads.iter().map(|r| self.element(*r, pos, 1 - o, nx, elems)).collect::<R<Vec<_>>>()?;
+                self.put(outs, rs, pos, o, elems, nx)
+            }
+            LoopBody::Gather { index, source, outs, .. } => {
+                // The label's position is this gather's index element,
+                // checked; its source elements are either computed at that
+                // position by fused producers or read from memory.
+                let label = self.labels.iter().find(|g| g.index == *index && g.source == source[0]).map(|g| g.label).unwrap_or(0);
+                let k = self.index(pos, label, nx, elems)?;
+                let mut rs = vec![];
+                for src in source {
+                    if let Some(v) = elems.vals.get(&(*src, label)) {
+                        rs.push(*v);
+                        continue;
+                    }
+                    rs.push(self.load_at(*src, nx.base[src], k)?);
+                }
+                self.put(outs, rs, pos, o, elems, nx)
+            }
+            LoopBody::Scatter { name, dest, src, op, outs, span } => {
+                let k = self.element(src[0], pos, o, nx, elems)?.into_int_value();
+                let i64t = self.cx.i64_type();
+                let skip = self.b.build_int_compare(IntPredicate::SLT, k, i64t.const_zero(), "skip")?;
+                let upd = self.new_block(&format!("{}.update", name));
+                let next = self.new_block(&format!("{}.next", name));
+                self.b.build_conditional_branch(skip, next, upd)?;
+                self.b.position_at_end(upd);
+                let len = self.size(dest[0])?;
+                let bad = self.b.build_int_compare(IntPredicate::SGE, k, len, "out_of_range")?;
+                let msg = format!("{}: index out of range in scatter '{}'", self.f.location(*span), name);
+                self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(len))?;
+                let mut args = vec![];
+                let mut ptrs = vec![];
+                for out in outs {
+                    let p = self.f.var(*out).ty.prim();
+                    let t = mem_ty(self.cx, p);
+                    let ep = unsafe { self.b.build_in_bounds_gep(t, nx.base[out], &[k], "s")? };
+                    let old = self.b.build_load(t, ep, "old")?;
+                    args.push(self.from_mem(old, p)?);
+                    ptrs.push(ep);
+                }
+                for v in &src[1..] {
+                    args.push(self.element(*v, pos, o, nx, elems)?);
+                }
+                let rs = self.lambda(op, &args)?;
+                for (ep, v) in ptrs.iter().zip(rs) {
+                    let m = self.to_mem(v)?;
+                    self.b.build_store(*ep, m)?;
+                }
+                self.b.build_unconditional_branch(next)?;
+                self.b.position_at_end(next);
+                Ok(())
+            }
+            LoopBody::Scan { dir, reads, op, outs, .. } => {
+                let slots = nx.states[&state_key(l)][0].clone();
+                let mut acc = vec![];
+                for (r, slot) in outs.iter().zip(&slots) {
+                    let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
+                    acc.push(self.b.build_load(t, *slot, "acc")?);
+                }
+                let xs = reads.iter().map(|r| self.element(*r, pos, o, nx, elems)).collect::<R<Vec<_>>>()?;
+                let args: Vec<BasicValueEnum> =
+                    if *dir == ScanKind::Right { xs.iter().chain(&acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
+                let mut next = self.lambda(op, &args)?;
+                if let Some(m) = pos.mask {
+                    // Under a branch-free filter a skipped element keeps the value.
+                    for (n, a) in next.iter_mut().zip(&acc) {
+                        *n = self.b.build_select(m, *n, *a, "kept_acc")?;
+                    }
+                }
+                for (v, slot) in next.iter().zip(&slots) {
+                    self.b.build_store(*slot, *v)?;
+                }
+                let out = if *dir == ScanKind::Exclusive { acc } else { next };
+                self.put(outs, out, pos, o, elems, nx)
+            }
+            LoopBody::ManyToOne { reads, op, results, acc: how, .. } => {
+                let key = state_key(l);
+                let mut xs = vec![];
+                for r in reads {
+                    xs.push(self.element(*r, pos, o, nx, elems)?);
+                }
+                if let (Accumulate::Tree(_), true) = (how, pos.trip) {
+                    nx.tree_ops.entry(key).or_insert_with(|| (op.clone(), results.clone()));
+                    nx.groups.entry(key).or_default().push(xs);
+                    return Ok(());
+                }
+                let lane = if matches!(how, Accumulate::Lanes(_)) { pos.lane } else { 0 };
+                let row = nx.states[&key][lane].clone();
+                let mut args = vec![];
+                for (r, slot) in results.iter().zip(&row) {
+                    let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
+                    args.push(self.b.build_load(t, *slot, "acc")?);
+                }
+                let f = self.f;
+                let ids = pos.mask.and_then(|_| reorderable(op, &|v| f.var(v).ty.prim()));
+                let rs = match (pos.mask, ids) {
+                    // A skipped element counts as the identity: the choice
+                    // stays off the accumulator's chain.
+                    (Some(m), Some(ids)) => {
+                        for (x, c) in xs.iter_mut().zip(&ids) {
+                            let id = self.konst(*c);
+                            *x = self.b.build_select(m, *x, id, "kept_or_identity")?;
+                        }
+                        args.extend(xs);
+                        self.lambda(op, &args)?
+                    }
+                    (Some(m), None) => {
+                        let old = args.clone();
+                        args.extend(xs);
+                        let mut rs = self.lambda(op, &args)?;
+                        for (r, a) in rs.iter_mut().zip(&old) {
+                            *r = self.b.build_select(m, *r, *a, "kept_acc")?;
+                        }
+                        rs
+                    }
+                    _ => {
+                        args.extend(xs);
+                        self.lambda(op, &args)?
+                    }
+                };
+                for (v, slot) in rs.iter().zip(&row) {
+                    self.b.build_store(*slot, *v)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A filter: evaluates the predicate; a kept element is stored at the
+    /// cursor if its array is manifest and `then` runs at the sub-rate
+    /// position (the cursor), then the cursor advances. `Branch` puts that
+    /// behind a branch; `Compact` stores unconditionally (the room is
+    /// there), runs `then` with the predicate as its mask and advances the
+    /// cursor by it.
+    fn filter(&mut self, l: &LoopBody, then: Option<&Body>, pos: &Pos<'ctx>, elems: &mut Elems<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        let LoopBody::Filter { name, reads, p, outs, write, .. } = l else { unreachable!() };
+        let i64t = self.cx.i64_type();
+        let args = reads.iter().map(|r| self.element(*r, pos, 0, nx, elems)).collect::<R<Vec<_>>>()?;
+        let mut keep = self.lambda(p, &args)?[0].into_int_value();
+        if let Some(m) = pos.mask {
+            keep = self.b.build_and(m, keep, "kept")?;
+        }
+        let cursor = nx.states[&state_key(l)][0][0];
+        let j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
+        // At the sub-rate the position is the cursor (filters run in order).
+        let sub = |mask| Pos { i: j, last: None, total: j, loops: pos.loops.clone(), lane: pos.lane, trip: false, mask };
+        // Values made under the guard are this sub-rate's own.
+        let mut inner: Elems<'ctx> = Elems::default();
+        if *write == FilterWrite::Compact {
+            let at = sub(Some(keep));
+            self.put(outs, args, &at, 0, &mut inner, nx)?;
+            if let Some(t) = then {
+                self.body(t, &at, &mut inner, nx)?;
+            }
+            let step = self.b.build_int_z_extend(keep, i64t, "step")?;
+            let j1 = self.b.build_int_add(j, step, "j.next")?;
+            self.b.build_store(cursor, j1)?;
+            return Ok(());
+        }
+        let kept = self.new_block(&format!("{}.kept", name));
+        let next = self.new_block(&format!("{}.next", name));
+        self.b.build_conditional_branch(keep, kept, next)?;
+        self.b.position_at_end(kept);
+        let at = sub(None);
+        self.put(outs, args, &at, 0, &mut inner, nx)?;
+        if let Some(t) = then {
+            self.body(t, &at, &mut inner, nx)?;
+        }
+        let j1 = self.b.build_int_add(j, i64t.const_int(1, false), "j.next")?;
+        self.b.build_store(cursor, j1)?;
+        self.b.build_unconditional_branch(next)?;
+        self.b.position_at_end(next);
+        Ok(())
+    }
+
+    /// Records a body's elements and stores those the nest writes.
+    fn put(&mut self, outs: &[VarId], rs: Vec<BasicValueEnum<'ctx>>, pos: &Pos<'ctx>, order: u32, elems: &mut Elems<'ctx>, nx: &NestCx<'ctx>) -> R<()> {
+        let i = self.index(pos, order, nx, elems)?;
+        for (o, v) in outs.iter().zip(rs) {
+            elems.vals.insert((*o, order), v);
+            if let Some(s) = nx.stores.iter().find(|s| s.array == *o) {
+                let t = mem_ty(self.cx, self.f.var(*o).ty.prim());
+                let ep = unsafe { self.b.build_in_bounds_gep(t, nx.base[o], &[i], "q")? };
+                let m = self.to_mem(v)?;
+                let st = self.b.build_store(ep, m)?;
+                if nx.streaming && s.mode == StoreMode::Streaming {
+                    let one = self.cx.i32_type().const_int(1, false);
+                    let md = self.cx.metadata_node(&[one.into()]);
+                    st.set_metadata(md, self.cx.get_kind_id("nontemporal")).expect("a store takes metadata");
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,228 @@
+//! The strategy pass: decides how each loop of the loop IR runs, and
+//! records it there for the back end to obey (docs/strategy.md gives the
+//! rules and the reasons):
+//!
+//! - how a filter writes: branch-free compaction when the work under its
+//!   guard can run unguarded and is cheap, else a branch;
+//! - how a fold accumulates: K independent lanes for operators LANGUAGE.md
+//!   lets afc reorder, trees of K consecutive elements (blocked partials in
+//!   index order) for those it may only rebracket, one chain otherwise; a
+//!   loop with such a fold is unrolled by K;
+//! - which loops walk an array and its reverse together (paired).
+
+use afc_ir::labelled::{Builtin, Rhs, Stmt, VarId};
+use afc_ir::loops::{self, reorderable, Accumulate, Body, FilterWrite, Function, Loop, LoopBody};
+
+/// What the strategies need to know of the target.
+#[derive(Clone, Debug)]
+pub struct CpuModel {
+    /// The widest vector register, in bits (128 SSE, 256 AVX2, 512 AVX-512).
+    pub vector_bits: u32,
+}
+
+impl Default for CpuModel {
+    fn default() -> Self {
+        CpuModel { vector_bits: 128 }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    pub cpu: CpuModel,
+    /// Float folds keep one accumulator and index order (`--strict-fp`):
+    /// results are bitwise the interpreter's.
+    pub strict_fp: bool,
+}
+
+/// Work under a filter's guard beyond which a branch beats computing it for
+/// every element: about two dozen simple operations per element.
+const COMPACT_MAX_WORK: u32 = 24;
+
+/// Vector registers' worth of accumulators a reduction keeps in flight:
+/// two, enough to hide an add's latency behind a loop that also loads.
+const ACCUMULATOR_VECTORS: u32 = 2;
+
+/// The most lanes any loop is unrolled for.
+const MAX_UNROLL: u32 = 32;
+
+/// Decides every loop's strategies in `f`.
+pub fn choose(f: &mut Function, cfg: &Config) {
+    let vars = f.vars.clone();
+    let snapshot = f.clone();
+    for n in f.nests_mut() {
+        choose_loop(&snapshot, &mut n.root, cfg, &vars);
+    }
+}
+
+fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {
+    let prim = |v: VarId| vars[v.0 as usize].ty.prim();
+    // Filters first: whether their guarded work runs masked decides which
+    // folds may use lanes under them. A filter with nothing under it has
+    // only its own stores to do.
+    l.body.visit_mut(&mut |b| {
+        if let Body::Leaf(LoopBody::Filter { write, .. }, _) = b {
+            *write = FilterWrite::Compact;
+        }
+    });
+    l.body.visit_mut(&mut |b| {
+        if let Body::When { filter, then, .. } = b {
+            let compact = unguarded_safe(f, then) && work(then) <= COMPACT_MAX_WORK;
+            if let Body::Leaf(LoopBody::Filter { write, .. }, _) = &mut **filter {
+                *write = if compact { FilterWrite::Compact } else { FilterWrite::Branch };
+            }
+        }
+    });
+    // Folds stepping directly in this loop (inner loops decide their own).
+    let mut wanted = 1u32;
+    let mut plans: Vec<(VarId, Accumulate)> = vec![];
+    visit_level(&l.body, false, &mut |leaf, guarded| {
+        if let LoopBody::ManyToOne { op, reads, results, .. } = leaf {
+            let float = results.iter().any(|r| prim(*r).is_float());
+            let narrowest = results.iter().map(|r| prim(*r).bytes()).min().unwrap_or(8).max(1) as u32;
+            let k = (cfg.cpu.vector_bits / (8 * narrowest)).max(1) * ACCUMULATOR_VECTORS;
+            let k = k.clamp(2, MAX_UNROLL);
+            let same_types = reads.len() == results.len() && reads.iter().zip(results).all(|(a, b)| prim(*a) == prim(*b));
+            let how = if cfg.strict_fp && float {
+                Accumulate::Chain
+            } else if reorderable(op, &prim).is_some() {
+                Accumulate::Lanes(k)
+            } else if same_types && !guarded && !chooses(op) {
+                Accumulate::Tree(k)
+            } else {
+                Accumulate::Chain
+            };
+            if !matches!(how, Accumulate::Chain) {
+                wanted = wanted.max(k);
+            }
+            plans.push((results[0], how));
+        }
+    });
+    l.unroll = if wanted > 1 { wanted } else { 1 };
+    let k = l.unroll;
+    visit_level_mut(&mut l.body, &mut |leaf| {
+        if let LoopBody::ManyToOne { results, acc, .. } = leaf {
+            if let Some((_, how)) = plans.iter().find(|(r, _)| *r == results[0]) {
+                *acc = match how {
+                    Accumulate::Lanes(_) => Accumulate::Lanes(k),
+                    Accumulate::Tree(_) => Accumulate::Tree(k),
+                    Accumulate::Chain => Accumulate::Chain,
+                };
+            }
+        }
+    });
+    l.paired = l.unroll == 1 && pairs(&l.body);
+    // Inner loops.
+    let mut inner: Vec<&mut Loop> = vec![];
+    collect_inner(&mut l.body, &mut inner);
+    for il in inner {
+        choose_loop(f, il, cfg, vars);
+    }
+}
+
+/// Calls `g` on the leaves stepping directly in a loop's body (not inside
+/// inner loops), with whether a filter guards them.
+fn visit_level(b: &Body, guarded: bool, g: &mut dyn FnMut(&LoopBody, bool)) {
+    match b {
+        Body::Leaf(l, _) => g(l, guarded),
+        Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
+            visit_level(first, guarded, g);
+            visit_level(then, guarded, g);
+        }
+        Body::When { filter, then, .. } => {
+            visit_level(filter, guarded, g);
+            visit_level(then, true, g);
+        }
+        Body::For(_) => {}
+    }
+}
+
+fn visit_level_mut(b: &mut Body, g: &mut dyn FnMut(&mut LoopBody)) {
+    match b {
+        Body::Leaf(l, _) => g(l),
+        Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) | Body::When { filter: first, then, .. } => {
+            visit_level_mut(first, g);
+            visit_level_mut(then, g);
+        }
+        Body::For(_) => {}
+    }
+}
+
+fn collect_inner<'a>(b: &'a mut Body, out: &mut Vec<&'a mut Loop>) {
+    match b {
+        Body::Leaf(..) => {}
+        Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) | Body::When { filter: first, then, .. } => {
+            collect_inner(first, out);
+            collect_inner(then, out);
+        }
+        Body::For(l) => out.push(l),
+    }
+}
+
+/// Does an operator pick one of its operands (`if`, `select`), like an
+/// arg-max? Its tree's picks between two fresh elements are unpredictable,
+/// and LLVM's x86 back end makes a branch of a pick of doubles whose
+/// comparison picks several values (measured on filterMax: a tree of 2, 4
+/// or 8 runs 2.5-3x slower than the chain); such folds stay chains.
+fn chooses(op: &afc_ir::labelled::Lambda) -> bool {
+    fn block(b: &afc_ir::labelled::Block) -> bool {
+        b.stmts.iter().any(|s| matches!(s, Stmt::If { .. } | Stmt::Assign { rhs: Rhs::Select(..), .. }))
+    }
+    block(&op.body)
+}
+
+/// Can everything in `b` run for an element its guard skips: nothing that
+/// can fail, nothing written at computed positions?
+fn unguarded_safe(f: &Function, b: &Body) -> bool {
+    let mut ok = true;
+    b.visit(&mut |x| match x {
+        Body::Leaf(l, _) => {
+            if matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. }) || l.lambda().map(|lam| loops::block_fallible(f, &lam.body)).unwrap_or(false) {
+                ok = false;
+            }
+        }
+        Body::For(_) => ok = false,
+        _ => {}
+    });
+    ok
+}
+
+/// A rough count of the operations a body does per element: one per
+/// statement, more for divisions and calls into the math library.
+fn work(b: &Body) -> u32 {
+    fn stmts(ss: &[Stmt]) -> u32 {
+        ss.iter()
+            .map(|s| match s {
+                Stmt::Assign { rhs: Rhs::Builtin(Builtin::Sqrt, _), .. } => 4,
+                Stmt::Assign { rhs: Rhs::Builtin(b, _), .. } if b.float_only() && !matches!(b, Builtin::Floor | Builtin::Ceil | Builtin::Round) => 20,
+                Stmt::Assign { rhs: Rhs::Binary(afc_ir::ast::BinOp::Div | afc_ir::ast::BinOp::Rem, ..), .. } => 4,
+                Stmt::Assign { .. } => 1,
+                Stmt::If { then, els, .. } => 1 + stmts(&then.stmts) + stmts(&els.stmts),
+            })
+            .sum()
+    }
+    let mut total = 0;
+    for l in b.leaves() {
+        total += 1 + l.lambda().map(|lam| stmts(&lam.body.stmts)).unwrap_or(0);
+    }
+    total
+}
+
+/// Does a loop read some array both forwards and backwards, with nothing
+/// that must visit positions in order? Then walking `i` and `n-1-i`
+/// together loads each element once.
+fn pairs(b: &Body) -> bool {
+    let mut stateless = true;
+    let mut reads: Vec<(VarId, u32)> = vec![];
+    b.visit(&mut |x| match x {
+        Body::Leaf(l, o) => match l {
+            LoopBody::OneToOne { reads: rs, .. } if *o <= 1 => reads.extend(rs.iter().map(|r| (*r, *o))),
+            LoopBody::Reverse { reads: rs, .. } if *o <= 1 => reads.extend(rs.iter().map(|r| (*r, 1 - *o))),
+            LoopBody::FromIndex { .. } if *o <= 1 => {}
+            _ => stateless = false,
+        },
+        Body::When { .. } | Body::For(_) => stateless = false,
+        _ => {}
+    });
+    stateless && reads.iter().any(|(v, o)| reads.iter().any(|(w, p)| v == w && o != p))
+}
+

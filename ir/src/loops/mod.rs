@@ -1,0 +1,432 @@
+//! The explicitly loopy IR (papers/001 §4.5, §5.2): per exported function, a
+//! sequence of scalar statements, loop nests (one per cluster) and extern
+//! calls. A nest is a tree of `For` loops, each with its own index and
+//! extent; inside a loop, members' bodies are composed with `Before`
+//! (vertical: the first body's elements are temporaries of the second),
+//! `Before'` (diagonal: temporaries that are also stored), `Besides`
+//! (horizontal), `When` (a filter guarding its sub-rate consumers) and inner
+//! `For`s — loops inside loops, and side by side at one depth.
+//!
+//! State that outlives one iteration (a fold's accumulators, a scan's
+//! carried value, a filter's cursor) lives outside the loop it steps in —
+//! papers/001's negative dimension — and each stateful leaf says which loop
+//! owns it: set when that loop's iteration (or the nest) starts, read when it
+//! ends.
+//!
+//! How each loop runs is recorded here too, decided by the strategy pass
+//! (`compiler/src/strategy.rs`) and obeyed by the LLVM back end: how a
+//! filter writes, how a fold accumulates, which stores stream, whether a
+//! loop is unrolled or walks an array and its reverse together. The back
+//! end reads only this representation.
+//!
+//! `print` writes the text that `parse` reads back; `verify` checks the
+//! invariants the back end relies on.
+
+mod parse;
+mod print;
+mod verify;
+
+pub use parse::parse;
+pub use print::print;
+pub use verify::{block_fallible, reorderable, verify, CombineOp};
+
+use crate::diag::{SourceFile, Span};
+use crate::labelled::{Block, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};
+use indexmap::IndexMap;
+
+/// The run-time value of a size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SizeExpr {
+    /// Extent `dim` of an array whose size is known on entry or once its
+    /// maker returns (a parameter, an extern call's result).
+    Dim(VarId, u8),
+    /// A scalar's value (a rigid size); checked non-negative where a loop uses it.
+    Scalar(Operand),
+}
+
+/// How a fold combines its elements (docs/strategy.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accumulate {
+    /// One accumulator, every element in index order: the only choice for
+    /// an operator afc may not rebracket, and for folds under a filter's
+    /// guard that may not be reordered.
+    Chain,
+    /// K independent accumulators, lane j taking the elements at positions
+    /// ≡ j (mod K) of each group of K, combined lane by lane after the loop:
+    /// reorders, so only for operators LANGUAGE.md lets afc reorder. Needs
+    /// the enclosing loop unrolled by K.
+    Lanes(u32),
+    /// Blocked partials: each group of K consecutive elements is combined
+    /// as a balanced tree in index order, and the group's result is added
+    /// to one accumulator: rebrackets without reordering, for any fold.
+    /// Needs the enclosing loop unrolled by K.
+    Tree(u32),
+}
+
+/// How a filter writes its kept elements (docs/strategy.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterWrite {
+    /// A branch around the kept element's work.
+    Branch,
+    /// Branch-free compaction: every element is stored at the cursor and
+    /// the guarded work runs with its effects masked; the cursor advances
+    /// by the predicate. Needs room for the unfiltered size, which every
+    /// filtered array has.
+    Compact,
+}
+
+/// How a nest writes an array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreMode {
+    Normal,
+    /// Non-temporal (streaming) stores, fenced after the nest, when the
+    /// nest's `streaming` condition holds at run time; normal stores otherwise.
+    Streaming,
+}
+
+/// The order a leaf runs in (papers/002 §3.3): 0 visits position `i` at
+/// iteration `i`, 1 visits `n-1-i`, a gather's label (2, 3, …) visits the
+/// position that gather reads in this iteration.
+pub type Order = u32;
+
+/// Which loop owns a leaf's state: `None` for the nest (set before its
+/// outermost loop, read after it), or the index of a loop whose every
+/// iteration sets and reads it (a row-wise fold's accumulator).
+pub type StateOwner = Option<VarId>;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopBody {
+    /// One element in, one out: `map`.
+    OneToOne { name: String, reads: Vec<VarId>, f: Lambda, outs: Vec<VarId> },
+    /// The position in, one element out: `generate`, `iota`.
+    FromIndex { name: String, f: Lambda, outs: Vec<VarId> },
+    /// Many elements to one result: `fold`. The accumulators are the
+    /// state; the results are read when their owner ends.
+    ManyToOne { name: String, init: Vec<Operand>, reads: Vec<VarId>, op: Lambda, results: Vec<VarId>, state: StateOwner, acc: Accumulate },
+    /// One element in, zero or one out: `filter`. The kept elements are
+    /// numbered by a cursor (the state); `count` is the cursor when the
+    /// owner ends. A kept element of `outs` is the element of `reads` it
+    /// passes through.
+    Filter { name: String, reads: Vec<VarId>, p: Lambda, outs: Vec<VarId>, count: VarId, state: StateOwner, write: FilterWrite },
+    /// A scan: the carried values are set like a fold's accumulators, and
+    /// each element's output is the value after (`scanl`, `scanr`) or
+    /// before (`prescanl`) combining the element.
+    Scan { name: String, dir: ScanKind, init: Vec<Operand>, reads: Vec<VarId>, op: Lambda, outs: Vec<VarId>, state: StateOwner },
+    /// The element at the mirrored position: reads `reads[n-1-i]`, writes `outs[i]`.
+    Reverse { name: String, reads: Vec<VarId>, outs: Vec<VarId> },
+    /// Streams `index`; reads `source[index[i]]` from memory (bounds-checked).
+    Gather { name: String, index: VarId, source: Vec<VarId>, outs: Vec<VarId>, span: Span },
+    /// Before the loop `outs` is a copy of `dest`; each iteration combines
+    /// the value `src[1..]` into `outs[src[0]]` (skipped if negative,
+    /// bounds-checked otherwise).
+    Scatter { name: String, dest: Vec<VarId>, src: Vec<VarId>, op: Lambda, outs: Vec<VarId>, span: Span },
+    /// Element `i·m + j` of `cross`: `(first[i], second[j])`, both read
+    /// from memory; `m` is the length of `second`. `at` names the two loops
+    /// whose indices are `i` and `j` when the cross runs in its own
+    /// two-deep nest; otherwise `i` and `j` are the quotient and remainder
+    /// of its position.
+    Cross { name: String, first: Vec<VarId>, second: Vec<VarId>, outs: Vec<VarId>, at: Option<(VarId, VarId)> },
+}
+
+impl LoopBody {
+    pub fn name(&self) -> &str {
+        match self {
+            LoopBody::OneToOne { name, .. }
+            | LoopBody::FromIndex { name, .. }
+            | LoopBody::ManyToOne { name, .. }
+            | LoopBody::Filter { name, .. }
+            | LoopBody::Scan { name, .. }
+            | LoopBody::Reverse { name, .. }
+            | LoopBody::Gather { name, .. }
+            | LoopBody::Cross { name, .. }
+            | LoopBody::Scatter { name, .. } => name,
+        }
+    }
+    /// Arrays whose current element the body reads (streamed).
+    pub fn reads(&self) -> &[VarId] {
+        match self {
+            LoopBody::OneToOne { reads, .. }
+            | LoopBody::ManyToOne { reads, .. }
+            | LoopBody::Filter { reads, .. }
+            | LoopBody::Scan { reads, .. }
+            | LoopBody::Reverse { reads, .. } => reads,
+            LoopBody::Scatter { src, .. } => src,
+            LoopBody::Gather { index, .. } => std::slice::from_ref(index),
+            LoopBody::FromIndex { .. } | LoopBody::Cross { .. } => &[],
+        }
+    }
+    /// Arrays read from memory at computed positions: a gather's source,
+    /// a cross's arguments. They must be complete before the nest.
+    pub fn memory_reads(&self) -> Vec<VarId> {
+        match self {
+            LoopBody::Gather { source, .. } => source.clone(),
+            LoopBody::Cross { first, second, .. } => first.iter().chain(second).copied().collect(),
+            LoopBody::Scatter { dest, .. } => dest.clone(),
+            _ => vec![],
+        }
+    }
+    /// Arrays whose current element the body produces.
+    pub fn element_outs(&self) -> &[VarId] {
+        match self {
+            LoopBody::OneToOne { outs, .. }
+            | LoopBody::FromIndex { outs, .. }
+            | LoopBody::Filter { outs, .. }
+            | LoopBody::Scan { outs, .. }
+            | LoopBody::Reverse { outs, .. }
+            | LoopBody::Gather { outs, .. }
+            | LoopBody::Cross { outs, .. }
+            | LoopBody::Scatter { outs, .. } => outs,
+            LoopBody::ManyToOne { .. } => &[],
+        }
+    }
+    /// The body's worker, if it has one.
+    pub fn lambda(&self) -> Option<&Lambda> {
+        match self {
+            LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } => Some(f),
+            LoopBody::ManyToOne { op, .. } | LoopBody::Scan { op, .. } | LoopBody::Scatter { op, .. } => Some(op),
+            LoopBody::Filter { p, .. } => Some(p),
+            LoopBody::Reverse { .. } | LoopBody::Gather { .. } | LoopBody::Cross { .. } => None,
+        }
+    }
+    /// Which loop owns the body's state, if it has state.
+    pub fn state(&self) -> Option<StateOwner> {
+        match self {
+            LoopBody::ManyToOne { state, .. } | LoopBody::Filter { state, .. } | LoopBody::Scan { state, .. } => Some(*state),
+            _ => None,
+        }
+    }
+}
+
+/// What a gather's label means in a nest: the position is the element of
+/// `index` (read in `order`), checked against the length of `source`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatherIndex {
+    pub label: Order,
+    pub name: String,
+    pub index: VarId,
+    pub order: Order,
+    pub source: VarId,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    Leaf(LoopBody, Order),
+    /// Vertical fusion: `first` runs, its elements `temps` feed `then`, and are not stored.
+    Before { temps: Vec<VarId>, first: Box<Body>, then: Box<Body> },
+    /// Diagonal fusion (`Before'`): as `Before`, and `temps` are also stored.
+    BeforeKeep { temps: Vec<VarId>, first: Box<Body>, then: Box<Body> },
+    /// Horizontal fusion: independent bodies in one iteration, sharing reads.
+    Besides(Box<Body>, Box<Body>),
+    /// A filter and the bodies that consume its output: `then` runs only for
+    /// kept elements, at the sub-rate (its position is the filter's cursor).
+    /// `temps` are the filter's arrays `then` reads; stored if manifest.
+    When { temps: Vec<VarId>, filter: Box<Body>, then: Box<Body> },
+    /// An inner loop: runs to completion in every iteration of the loop
+    /// around it; its positions continue the outer loop's row-major
+    /// (outer position · extent + index).
+    For(Box<Loop>),
+}
+
+impl Body {
+    /// The leaf bodies in execution order, inner loops' included.
+    pub fn leaves(&self) -> Vec<&LoopBody> {
+        let mut out = vec![];
+        self.visit(&mut |b| {
+            if let Body::Leaf(l, _) = b {
+                out.push(l);
+            }
+        });
+        out
+    }
+    /// Calls `f` on this body and every body inside it, in execution order.
+    pub fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a Body)) {
+        f(self);
+        match self {
+            Body::Leaf(..) => {}
+            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) | Body::When { filter: first, then, .. } => {
+                first.visit(f);
+                then.visit(f);
+            }
+            Body::For(l) => l.body.visit(f),
+        }
+    }
+    pub fn visit_mut(&mut self, f: &mut dyn FnMut(&mut Body)) {
+        f(self);
+        match self {
+            Body::Leaf(..) => {}
+            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) | Body::When { filter: first, then, .. } => {
+                first.visit_mut(f);
+                then.visit_mut(f);
+            }
+            Body::For(l) => l.body.visit_mut(f),
+        }
+    }
+    /// The loops directly inside this body (not inside those).
+    pub fn inner_loops(&self) -> Vec<&Loop> {
+        match self {
+            Body::Leaf(..) => vec![],
+            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) | Body::When { filter: first, then, .. } => {
+                let mut v = first.inner_loops();
+                v.extend(then.inner_loops());
+                v
+            }
+            Body::For(l) => vec![l],
+        }
+    }
+}
+
+/// `for index in 0..extent { body }`, run as its schedule says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loop {
+    pub index: VarId,
+    pub extent: SizeExpr,
+    /// Iterations per trip of the main loop (1 = not unrolled): bodies run
+    /// for K consecutive positions, in order, then a remainder loop runs
+    /// the rest one by one. Lanes and trees of K need it.
+    pub unroll: u32,
+    /// Walk positions `i` and `n-1-i` in one trip, so that an array read
+    /// forwards and backwards is loaded once (c_tuned/singleLoop.c).
+    pub paired: bool,
+    pub body: Body,
+}
+
+impl Loop {
+    pub fn new(index: VarId, extent: SizeExpr, body: Body) -> Loop {
+        Loop { index, extent, unroll: 1, paired: false, body }
+    }
+}
+
+/// An array a nest writes to memory, and how.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Store {
+    pub array: VarId,
+    pub mode: StoreMode,
+}
+
+/// One cluster: a tree of loops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopNest {
+    pub cluster: usize,
+    pub root: Loop,
+    /// Arrays this nest writes to memory (element outputs that are manifest).
+    pub stores: Vec<Store>,
+    /// Where a rigid extent comes from, for the negative-size error.
+    pub span: Span,
+    /// The gathers whose labels leaves of this nest run at.
+    pub labels: Vec<GatherIndex>,
+    /// Sizes of generates that run at a gather's indices rather than over
+    /// their own extent: each is still checked non-negative before the loop.
+    pub checks: Vec<(Operand, Span)>,
+    /// Streaming stores are used when the root extent is at least this many
+    /// elements (run-time condition; docs/strategy.md gives the threshold).
+    pub streaming_from: Option<u64>,
+}
+
+impl LoopNest {
+    pub fn stored(&self, v: VarId) -> bool {
+        self.stores.iter().any(|s| s.array == v)
+    }
+    pub fn store_arrays(&self) -> Vec<VarId> {
+        self.stores.iter().map(|s| s.array).collect()
+    }
+    /// Every loop of the nest, outermost first.
+    pub fn loops(&self) -> Vec<&Loop> {
+        let mut out = vec![&self.root];
+        let mut i = 0;
+        while i < out.len() {
+            let inner = out[i].body.inner_loops();
+            out.extend(inner);
+            i += 1;
+        }
+        out
+    }
+}
+
+/// An extern call, a cluster of its own: the C function `func` called with
+/// the export ABI. `args` are the argument leaves, `outputs` the result
+/// leaves (C order); each array result's leaves get one length, read from
+/// the descriptors the callee fills in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    pub cluster: usize,
+    pub name: String,
+    pub func: String,
+    pub args: Vec<Operand>,
+    pub outputs: Vec<VarId>,
+    pub arrays: Vec<(Vec<VarId>, VarId)>,
+    /// Results whose size must equal an array's that fixes it first
+    /// (`(result, that array)`), checked once the call returns.
+    pub checks: Vec<(VarId, VarId)>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    Stmt(Stmt),
+    Loop(LoopNest),
+    Call(Call),
+}
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Leaf>,
+    pub results: Vec<Leaf>,
+    pub vars: Vec<VarInfo>,
+    pub steps: Vec<Step>,
+    /// The size of every array the function touches.
+    pub sizes: IndexMap<VarId, SizeExpr>,
+    /// The room every array needs: its size, or for a filter's result (and
+    /// arrays of its size) the size of what was filtered, an upper bound.
+    pub capacity: IndexMap<VarId, SizeExpr>,
+    /// Groups of parameter arrays whose sizes must be equal (checked on entry).
+    pub same_size: Vec<Vec<VarId>>,
+    /// `FILE:LINE:COL` of a span, for run-time error messages.
+    pub locations: IndexMap<Span, String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub functions: Vec<Function>,
+}
+
+impl Function {
+    pub fn var(&self, v: VarId) -> &VarInfo {
+        &self.vars[v.0 as usize]
+    }
+    /// `name_12`: the printed form of a variable, unique within the function.
+    pub fn var_name(&self, v: VarId) -> String {
+        format!("{}_{}", self.var(v).name, v.0)
+    }
+    pub fn location(&self, s: Span) -> &str {
+        self.locations.get(&s).map(|s| s.as_str()).unwrap_or("?")
+    }
+    pub fn nests(&self) -> impl Iterator<Item = &LoopNest> {
+        self.steps.iter().filter_map(|s| if let Step::Loop(n) = s { Some(n) } else { None })
+    }
+    pub fn nests_mut(&mut self) -> impl Iterator<Item = &mut LoopNest> {
+        self.steps.iter_mut().filter_map(|s| if let Step::Loop(n) = s { Some(n) } else { None })
+    }
+}
+
+/// Records the location of every span in a block, for error messages.
+pub fn collect_locations(file: &SourceFile, b: &Block, out: &mut IndexMap<Span, String>) {
+    for s in &b.stmts {
+        collect_stmt_location(file, s, out);
+    }
+}
+
+pub fn collect_stmt_location(file: &SourceFile, s: &Stmt, out: &mut IndexMap<Span, String>) {
+    match s {
+        Stmt::Assign { span, .. } => {
+            out.insert(*span, file.location(*span));
+        }
+        Stmt::If { span, then, els, .. } => {
+            out.insert(*span, file.location(*span));
+            collect_locations(file, then, out);
+            collect_locations(file, els, out);
+        }
+    }
+}

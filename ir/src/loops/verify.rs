@@ -1,0 +1,347 @@
+//! The loop IR's verifier: the invariants the back end relies on, and the
+//! legality of every recorded strategy (docs/strategy.md).
+
+use super::*;
+use crate::labelled::{Const, Rhs};
+use crate::types::Prim;
+use indexmap::IndexSet;
+
+/// The identity of a built-in operator LANGUAGE.md lets afc reorder (`+ *
+/// min max & | ^`), for one accumulator of type `p`: what a lane starts
+/// from. For floats: -0.0 for `+` (exact: x + -0.0 = x for every x, -0.0
+/// included) and NaN for `min`/`max` (fmin(NaN, x) = x).
+fn identity(op: CombineOp, p: Prim) -> Option<Const> {
+    use CombineOp::*;
+    Some(match (op, p) {
+        (Add, Prim::I32) => Const::I32(0),
+        (Add, Prim::I64) => Const::I64(0),
+        (Add, Prim::F32) => Const::F32(-0.0),
+        (Add, Prim::F64) => Const::F64(-0.0),
+        (Mul, Prim::I32) => Const::I32(1),
+        (Mul, Prim::I64) => Const::I64(1),
+        (Mul, Prim::F32) => Const::F32(1.0),
+        (Mul, Prim::F64) => Const::F64(1.0),
+        (Min, Prim::I32) => Const::I32(i32::MAX),
+        (Min, Prim::I64) => Const::I64(i64::MAX),
+        (Max, Prim::I32) => Const::I32(i32::MIN),
+        (Max, Prim::I64) => Const::I64(i64::MIN),
+        (Min | Max, Prim::F32) => Const::F32(f32::NAN),
+        (Min | Max, Prim::F64) => Const::F64(f64::NAN),
+        (And, Prim::Bool) => Const::Bool(true),
+        (Or | Xor, Prim::Bool) => Const::Bool(false),
+        (And, Prim::I32) => Const::I32(-1),
+        (And, Prim::I64) => Const::I64(-1),
+        (Or | Xor, Prim::I32) => Const::I32(0),
+        (Or | Xor, Prim::I64) => Const::I64(0),
+        _ => return None,
+    })
+}
+
+/// The built-in commutative operators (LANGUAGE.md, scalar semantics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CombineOp {
+    Add,
+    Mul,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+/// If a fold's operator combines each accumulator with the element of the
+/// same position by one built-in commutative operator and nothing else
+/// (`(+)`, `|a, b| b + a`, `min`, `|p, q| (p.0 + q.0, max(p.1, q.1))`), the
+/// identity of each component: then afc may reorder it and lanes may start
+/// from the identities. `None` otherwise.
+pub fn reorderable(op: &Lambda, prim: &dyn Fn(VarId) -> Prim) -> Option<Vec<Const>> {
+    use crate::ast::BinOp;
+    let k = op.body.results.len();
+    if op.params.len() != 2 * k || op.body.stmts.len() != k || !op.captures.is_empty() {
+        return None;
+    }
+    let mut out = vec![];
+    for (j, r) in op.body.results.iter().enumerate() {
+        let (acc, x) = (Operand::Var(op.params[j]), Operand::Var(op.params[k + j]));
+        let Operand::Var(rv) = r else { return None };
+        let def = op.body.stmts.iter().find_map(|s| match s {
+            Stmt::Assign { dst, rhs, .. } if dst == rv => Some(rhs),
+            _ => None,
+        })?;
+        let (c, a, b) = match def {
+            Rhs::Binary(o, a, b) => (
+                match o {
+                    BinOp::Add => CombineOp::Add,
+                    BinOp::Mul => CombineOp::Mul,
+                    BinOp::BitAnd => CombineOp::And,
+                    BinOp::BitOr => CombineOp::Or,
+                    BinOp::BitXor => CombineOp::Xor,
+                    _ => return None,
+                },
+                *a,
+                *b,
+            ),
+            Rhs::Builtin(crate::labelled::Builtin::Min, args) if args.len() == 2 => (CombineOp::Min, args[0], args[1]),
+            Rhs::Builtin(crate::labelled::Builtin::Max, args) if args.len() == 2 => (CombineOp::Max, args[0], args[1]),
+            _ => return None,
+        };
+        if !((a, b) == (acc, x) || (a, b) == (x, acc)) {
+            return None;
+        }
+        out.push(identity(c, prim(op.params[j]))?);
+    }
+    Some(out)
+}
+
+/// Can this block fail at run time (an index, an integer division by a
+/// divisor that may be zero, a size product)? Guarded work run without its
+/// guard must not.
+pub fn block_fallible(f: &Function, b: &Block) -> bool {
+    b.stmts.iter().any(|s| match s {
+        Stmt::Assign { rhs, dst, .. } => match rhs {
+            Rhs::Index(..) | Rhs::SizeProduct(..) => true,
+            Rhs::Binary(crate::ast::BinOp::Div | crate::ast::BinOp::Rem, _, d) => {
+                f.var(*dst).ty.prim().is_int() && !matches!(d, Operand::Const(Const::I32(x)) if *x != 0 && *x != -1) && !matches!(d, Operand::Const(Const::I64(x)) if *x != 0 && *x != -1)
+            }
+            _ => false,
+        },
+        Stmt::If { then, els, .. } => block_fallible(f, then) || block_fallible(f, els),
+    })
+}
+
+/// Can a leaf fail, or write outside its position, when run for an element
+/// its guard would have skipped?
+fn unsafe_unguarded(f: &Function, l: &LoopBody) -> bool {
+    matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. }) || l.lambda().map(|lam| block_fallible(f, &lam.body)).unwrap_or(false)
+}
+
+struct V<'a> {
+    f: &'a Function,
+    nest: &'a LoopNest,
+    in_memory: &'a IndexSet<VarId>,
+}
+
+impl V<'_> {
+    fn name(&self, v: VarId) -> String {
+        format!("%{}", self.f.var_name(v))
+    }
+
+    /// Checks a loop: its schedule, then its body with the loops around it
+    /// (`enclosing`, outermost first).
+    fn looop(&self, l: &Loop, enclosing: &mut Vec<VarId>) -> Result<IndexSet<VarId>, String> {
+        let c = self.nest.cluster;
+        if l.unroll == 0 {
+            return Err(format!("cluster {}: loop {} unrolled 0 times", c, self.name(l.index)));
+        }
+        if l.paired && l.unroll > 1 {
+            return Err(format!("cluster {}: loop {} is both paired and unrolled", c, self.name(l.index)));
+        }
+        if let SizeExpr::Dim(v, _) | SizeExpr::Scalar(Operand::Var(v)) = l.extent {
+            if (v.0 as usize) >= self.f.vars.len() {
+                return Err(format!("cluster {}: loop extent names an unknown variable", c));
+            }
+        }
+        if l.paired {
+            let mut bad = None;
+            l.body.visit(&mut |b| match b {
+                Body::Leaf(leaf, _) if leaf.state().is_some() || matches!(leaf, LoopBody::Scatter { .. }) => bad = Some(leaf.name().to_string()),
+                Body::For(_) => bad = Some("an inner loop".into()),
+                _ => {}
+            });
+            if let Some(b) = bad {
+                return Err(format!("cluster {}: paired loop {} holds '{}', which must visit positions in order", c, self.name(l.index), b));
+            }
+        }
+        enclosing.push(l.index);
+        let mut elements = IndexSet::new();
+        let r = self.body(&l.body, &mut elements, enclosing, l, None);
+        enclosing.pop();
+        r?;
+        Ok(elements)
+    }
+
+    /// Checks a body inside loop `l`; `elements` are the arrays whose
+    /// current element is in registers at this rate. `guard` is the filter
+    /// guarding this body, with its write strategy.
+    fn body(&self, b: &Body, elements: &mut IndexSet<VarId>, enclosing: &mut Vec<VarId>, l: &Loop, guard: Option<(&LoopBody, FilterWrite)>) -> Result<(), String> {
+        let c = self.nest.cluster;
+        match b {
+            Body::Leaf(leaf, order) => self.leaf(leaf, *order, elements, enclosing, l, guard),
+            Body::Before { temps, first, then } | Body::BeforeKeep { temps, first, then } => {
+                let keep = matches!(b, Body::BeforeKeep { .. });
+                if !keep {
+                    if let Some(t) = temps.iter().find(|t| self.nest.stored(**t)) {
+                        return Err(format!("cluster {}: vertically fused {} is stored", c, self.name(*t)));
+                    }
+                } else if !temps.iter().any(|t| self.nest.stored(*t)) {
+                    return Err(format!("cluster {}: a diagonal fusion stores none of its temporaries", c));
+                }
+                self.body(first, elements, enclosing, l, guard)?;
+                self.body(then, elements, enclosing, l, guard)
+            }
+            Body::Besides(a, d) => {
+                self.body(a, elements, enclosing, l, guard)?;
+                self.body(d, elements, enclosing, l, guard)
+            }
+            Body::When { filter, then, .. } => {
+                let Body::Leaf(fl @ LoopBody::Filter { outs, write, .. }, 0) = &**filter else {
+                    return Err(format!("cluster {}: a When body is not guarded by a filter running in order", c));
+                };
+                self.body(filter, elements, enclosing, l, guard)?;
+                // At the sub-rate only the filter's elements (and what is
+                // made from them) are in registers. Work under a branch-free
+                // filter runs unguarded, also under a branching filter inside it.
+                let mut sub: IndexSet<VarId> = outs.iter().copied().collect();
+                let write = match guard {
+                    Some((g, FilterWrite::Compact)) => return self.body(then, &mut sub, enclosing, l, Some((g, FilterWrite::Compact))),
+                    _ => *write,
+                };
+                self.body(then, &mut sub, enclosing, l, Some((fl, write)))
+            }
+            Body::For(inner) => {
+                let produced = self.looop(inner, enclosing)?;
+                let _ = produced;
+                // Results of folds this loop owns become elements at its rate.
+                inner.body.visit(&mut |b| {
+                    if let Body::Leaf(LoopBody::ManyToOne { results, state: Some(owner), .. }, _) = b {
+                        if *owner == l.index {
+                            elements.extend(results.iter().copied());
+                        }
+                    }
+                });
+                Ok(())
+            }
+        }
+    }
+
+    fn leaf(&self, leaf: &LoopBody, order: Order, elements: &mut IndexSet<VarId>, enclosing: &[VarId], l: &Loop, guard: Option<(&LoopBody, FilterWrite)>) -> Result<(), String> {
+        let (f, c, name) = (self.f, self.nest.cluster, leaf.name());
+        for r in leaf.reads() {
+            if (r.0 as usize) >= f.vars.len() {
+                return Err(format!("cluster {}: '{}' reads an unknown variable %{}", c, name, r.0));
+            }
+            if !elements.contains(r) && !self.in_memory.contains(r) {
+                return Err(format!("cluster {}: '{}' reads {} which is neither in memory nor produced earlier in the iteration", c, name, self.name(*r)));
+            }
+            if !f.sizes.contains_key(r) {
+                return Err(format!("array {} has no size", self.name(*r)));
+            }
+        }
+        // (A gather's source may also be computed at the gathered position.)
+        if let Some(v) = leaf.memory_reads().iter().find(|v| !self.in_memory.contains(*v) && !(matches!(leaf, LoopBody::Gather { .. }) && elements.contains(*v))) {
+            return Err(format!("cluster {}: '{}' reads {} at computed positions but it is not in memory", c, name, self.name(*v)));
+        }
+        if order >= 2 && !self.nest.labels.iter().any(|g| g.label == order) {
+            return Err(format!("cluster {}: '{}' runs at gather label {}, which the nest does not define", c, name, order));
+        }
+        // Stateful leaves: their owner encloses the loop they step in.
+        if let Some(Some(owner)) = leaf.state() {
+            if !enclosing[..enclosing.len() - 1].contains(&owner) {
+                return Err(format!("cluster {}: '{}' keeps its state per {}, which is not a loop around the one it steps in", c, name, self.name(owner)));
+            }
+        }
+        match leaf {
+            LoopBody::ManyToOne { op, acc, results, .. } => {
+                let prim = |v: VarId| f.var(v).ty.prim();
+                match acc {
+                    Accumulate::Chain => {}
+                    Accumulate::Lanes(k) | Accumulate::Tree(k) => {
+                        if *k != l.unroll {
+                            return Err(format!("cluster {}: '{}' accumulates in groups of {} but its loop {} is unrolled {} times", c, name, k, self.name(l.index), l.unroll));
+                        }
+                    }
+                }
+                if matches!(acc, Accumulate::Lanes(_)) && reorderable(op, &prim).is_none() {
+                    return Err(format!("cluster {}: '{}' has independent accumulators, but its operator may not be reordered (LANGUAGE.md: only the built-in commutative operators)", c, name));
+                }
+                if matches!(acc, Accumulate::Tree(_)) && guard.is_some() {
+                    return Err(format!("cluster {}: '{}' combines groups as trees under filter '{}', whose skipped elements have no identity to stand for them", c, name, guard.unwrap().0.name()));
+                }
+                let _ = results;
+            }
+            LoopBody::Filter { outs, write, reads, .. } => {
+                if *write == FilterWrite::Compact {
+                    // Branch-free compaction writes every element at the
+                    // cursor: each stored output needs the room of its input.
+                    for (o, r) in outs.iter().zip(reads) {
+                        if self.nest.stored(*o) && f.capacity.get(o) != f.sizes.get(r) && f.capacity.get(o) != f.capacity.get(r) {
+                            return Err(format!("cluster {}: branch-free compaction of '{}' writes every element of {}, but {} has no room for that many", c, name, self.name(*r), self.name(*o)));
+                        }
+                    }
+                }
+            }
+            LoopBody::Cross { at: Some((i, j)), .. } => {
+                let n = enclosing.len();
+                if n < 2 || enclosing[n - 2] != *i || enclosing[n - 1] != *j {
+                    return Err(format!("cluster {}: cross '{}' runs at {} and {}, which are not the two loops around it", c, name, self.name(*i), self.name(*j)));
+                }
+            }
+            _ => {}
+        }
+        if let Some((g, FilterWrite::Compact)) = guard {
+            if unsafe_unguarded(f, leaf) {
+                return Err(format!("cluster {}: '{}' runs unguarded under the branch-free filter '{}' but can fail or write at computed positions", c, name, g.name()));
+            }
+        }
+        elements.extend(leaf.element_outs().iter().copied());
+        Ok(())
+    }
+}
+
+/// Checks the invariants the back end relies on: every array a body streams
+/// is in memory already or an element produced earlier at the same rate;
+/// `Before` temporaries are not stored and `Before'` ones are; stateful
+/// leaves keep their state outside the loop they step in; every recorded
+/// strategy is legal (docs/strategy.md); every array has a size.
+pub fn verify(f: &Function) -> Result<(), String> {
+    let mut in_memory: IndexSet<VarId> = f.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
+    for g in &f.same_size {
+        if let Some(v) = g.iter().find(|v| !in_memory.contains(*v)) {
+            return Err(format!("check same size names %{}, which is not a parameter", f.var_name(*v)));
+        }
+    }
+    for step in &f.steps {
+        match step {
+            Step::Stmt(_) => {}
+            Step::Call(c) => {
+                for a in &c.args {
+                    if let Operand::Var(v) = a {
+                        if f.var(*v).ty.is_array() && !in_memory.contains(v) {
+                            return Err(format!("extern call '{}' passes %{} which is not in memory", c.name, f.var_name(*v)));
+                        }
+                    }
+                }
+                in_memory.extend(c.outputs.iter().copied());
+            }
+            Step::Loop(n) => {
+                let v = V { f, nest: n, in_memory: &in_memory };
+                let elements = v.looop(&n.root, &mut vec![])?;
+                for s in &n.stores {
+                    let produced_here = n.root.body.leaves().iter().any(|l| l.element_outs().contains(&s.array))
+                        || elements.contains(&s.array);
+                    if !produced_here {
+                        return Err(format!("cluster {} stores %{} which it does not produce", n.cluster, f.var_name(s.array)));
+                    }
+                    if !f.sizes.contains_key(&s.array) {
+                        return Err(format!("array %{} has no size", f.var_name(s.array)));
+                    }
+                    if s.mode == StoreMode::Streaming {
+                        if n.streaming_from.is_none() {
+                            return Err(format!("cluster {} streams %{} but says from what size", n.cluster, f.var_name(s.array)));
+                        }
+                        // A streamed line is not in the cache: nothing in the
+                        // nest may read the array back from memory.
+                        let read_back = n.root.body.leaves().iter().any(|l| l.memory_reads().contains(&s.array) || (l.reads().contains(&s.array) && !elements.contains(&s.array) && in_memory.contains(&s.array)));
+                        if read_back {
+                            return Err(format!("cluster {} streams %{} but also reads it from memory", n.cluster, f.var_name(s.array)));
+                        }
+                    }
+                }
+                for s in &n.stores {
+                    in_memory.insert(s.array);
+                }
+            }
+        }
+    }
+    Ok(())
+}
