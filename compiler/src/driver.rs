@@ -117,10 +117,11 @@ fn run(cli: &Cli) -> Result<(), i32> {
         return run_loop_ir(cli, &text, &copts);
     }
     let file = SourceFile::new(cli.file.display().to_string(), text);
-    let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts) };
+    let llc = if cli.target.is_none() && cli.cpu.is_none() { crate::strategy::host_llc_bytes() } else { None };
+    let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes: llc.unwrap_or(crate::strategy::DEFAULT_LLC_BYTES) };
     let opts = Options {
         cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, time_limit: cli.ilp_time_limit },
-        strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp },
+        strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts) },
         verify: cli.verify || cfg!(debug_assertions),
         verbose: cli.verbose,
         time_passes: cli.time_passes,

@@ -292,6 +292,7 @@ pub fn lower(
         sizes: array_sizes,
         capacity,
         same_size,
+        vector_math: None,
         locations,
         span: f.span,
     }

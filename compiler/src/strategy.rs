@@ -8,7 +8,8 @@
 //!   lets afc reorder, trees of K consecutive elements (blocked partials in
 //!   index order) for those it may only rebracket, one chain otherwise; a
 //!   loop with such a fold is unrolled by K;
-//! - which loops walk an array and its reverse together (paired).
+//! - which loops walk an array and its reverse together (paired);
+//! - which stores stream past the cache (non-temporal), from what size.
 
 use afc_ir::labelled::{Builtin, Rhs, Stmt, VarId};
 use afc_ir::loops::{self, reorderable, Accumulate, Body, FilterWrite, Function, Loop, LoopBody};
@@ -18,12 +19,41 @@ use afc_ir::loops::{self, reorderable, Accumulate, Body, FilterWrite, Function, 
 pub struct CpuModel {
     /// The widest vector register, in bits (128 SSE, 256 AVX2, 512 AVX-512).
     pub vector_bits: u32,
+    /// The last-level cache, in bytes: a nest whose outputs are larger
+    /// writes them with streaming stores.
+    pub llc_bytes: u64,
 }
 
 impl Default for CpuModel {
     fn default() -> Self {
-        CpuModel { vector_bits: 128 }
+        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES }
     }
+}
+
+/// The last-level cache assumed when the host's cannot be read (or the
+/// target is not the host).
+pub const DEFAULT_LLC_BYTES: u64 = 32 << 20;
+
+/// The host's last-level cache size, from Linux's sysfs.
+pub fn host_llc_bytes() -> Option<u64> {
+    let mut best = None;
+    for i in 0..8 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{}", i);
+        let (Ok(level), Ok(size)) = (std::fs::read_to_string(format!("{}/level", dir)), std::fs::read_to_string(format!("{}/size", dir))) else { continue };
+        let size = size.trim();
+        let bytes = if let Some(k) = size.strip_suffix('K') {
+            k.parse::<u64>().ok()? << 10
+        } else if let Some(m) = size.strip_suffix('M') {
+            m.parse::<u64>().ok()? << 20
+        } else {
+            size.parse().ok()?
+        };
+        let level: u32 = level.trim().parse().ok()?;
+        if best.map(|(l, _)| level > l).unwrap_or(true) {
+            best = Some((level, bytes));
+        }
+    }
+    best.map(|(_, b)| b)
 }
 
 #[derive(Clone, Debug, Default)]
@@ -32,6 +62,10 @@ pub struct Config {
     /// Float folds keep one accumulator and index order (`--strict-fp`):
     /// results are bitwise the interpreter's.
     pub strict_fp: bool,
+    /// `--fast-math`: float arithmetic may be reassociated and approximated.
+    pub fast_math: bool,
+    /// Whether the target has glibc's vector math library (x86-64 Linux).
+    pub libmvec: bool,
 }
 
 /// Work under a filter's guard beyond which a branch beats computing it for
@@ -51,7 +85,68 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     let snapshot = f.clone();
     for n in f.nests_mut() {
         choose_loop(&snapshot, &mut n.root, cfg, &vars);
+        stream(n, cfg, &vars);
     }
+    // Under --fast-math, loops calling exp, log, pow, sin, cos, … vectorise
+    // through glibc's vector math (a few ulps less exact, which fast math
+    // allows); sqrt has its own instruction.
+    let calls_math = snapshot.nests().any(|n| n.root.body.leaves().iter().any(|l| l.lambda().map(|lam| uses_libm(&lam.body)).unwrap_or(false)));
+    f.vector_math = (cfg.fast_math && cfg.libmvec && calls_math).then_some(loops::VectorMath::Libmvec);
+}
+
+fn uses_libm(b: &afc_ir::labelled::Block) -> bool {
+    b.stmts.iter().any(|s| match s {
+        Stmt::Assign { rhs: Rhs::Builtin(bi, _), .. } => matches!(bi, Builtin::Exp | Builtin::Log | Builtin::Pow | Builtin::Sin | Builtin::Cos | Builtin::Tan | Builtin::Erf),
+        Stmt::Assign { .. } => false,
+        Stmt::If { then, els, .. } => uses_libm(then) || uses_libm(els),
+    })
+}
+
+/// Outputs of a memory-bound nest that are larger than the last-level
+/// cache go out with streaming stores: they skip reading each line before
+/// writing it, and do not evict the inputs. Only simple nests qualify: one
+/// loop, every element produced in order at the loop's own rate (a
+/// filter's cursor writes one line many times), little work per element
+/// (a compute-bound loop gains nothing, and its loop vectoriser must stay
+/// free). The loop is unrolled to whole vectors of every stored type; the
+/// back end peels to alignment and falls back to normal stores when the
+/// outputs are not equally aligned.
+fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {
+    if n.stores.is_empty() || n.root.paired {
+        return;
+    }
+    let mut simple = true;
+    n.root.body.visit(&mut |b| match b {
+        Body::Leaf(l, o) => {
+            if *o != 0 || matches!(l, LoopBody::Scatter { .. } | LoopBody::Cross { .. } | LoopBody::Filter { .. } | LoopBody::Scan { .. }) {
+                simple = false;
+            }
+        }
+        Body::When { .. } | Body::For(_) => simple = false,
+        _ => {}
+    });
+    if !simple || work(&n.root.body) > COMPACT_MAX_WORK {
+        return;
+    }
+    let bytes: u64 = n.stores.iter().map(|s| vars[s.array.0 as usize].ty.prim().bytes()).sum();
+    let widest = n.stores.iter().map(|s| (cfg.cpu.vector_bits / 8 / vars[s.array.0 as usize].ty.prim().bytes() as u32).max(1)).max().unwrap_or(1);
+    let mut unroll = n.root.unroll.max(1);
+    while unroll % widest != 0 {
+        unroll *= 2;
+    }
+    if unroll > MAX_UNROLL {
+        return;
+    }
+    n.root.unroll = unroll;
+    visit_level_mut(&mut n.root.body, &mut |leaf| {
+        if let LoopBody::ManyToOne { acc: Accumulate::Lanes(k) | Accumulate::Tree(k), .. } = leaf {
+            *k = unroll;
+        }
+    });
+    for s in &mut n.stores {
+        s.mode = afc_ir::loops::StoreMode::Streaming;
+    }
+    n.streaming_from = Some(cfg.cpu.llc_bytes.div_ceil(bytes.max(1)));
 }
 
 fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {

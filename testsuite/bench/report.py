@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Puts the anchors driver's JSON lines from the fused and the unfused run
-side by side: median ms per implementation and afc's ratios to c_fused and
-c_tuned, each against the c_fused of the same process (the driver's rule:
-compare ratios from one run, never absolute times across runs).
+"""Puts the anchors driver's JSON lines from the fused, the unfused and the
+fast-math run side by side: median ms per implementation and afc's ratios
+to c_fused and c_tuned, each against the C of the same process (the
+driver's rule: compare ratios from one run, never absolute times across
+runs). `fast/tuned` is afc --fast-math over the c_tuned of its own run.
 
-usage: report.py FUSED.jsonl UNFUSED.jsonl"""
+usage: report.py FUSED.jsonl UNFUSED.jsonl FAST.jsonl"""
 import json
 import sys
 
@@ -19,11 +20,11 @@ def load(path):
 
 
 def main():
-    fused, unfused = load(sys.argv[1]), load(sys.argv[2])
+    fused, unfused, fast = load(sys.argv[1]), load(sys.argv[2]), load(sys.argv[3])
     order = ["normalize2", "normalizeInc", "filterMax", "quadtree", "singleLoop", "dotp", "blackscholes"]
     benches = [b for b in order if b in fused] + [b for b in fused if b not in order]
-    head = ("benchmark", "c_unfused", "c_fused", "c_tuned", "io_floor", "afc", "afc/fused", "afc/tuned", "none/fused", "check")
-    print("%-13s %10s %9s %9s %9s %9s %10s %10s %11s  %s" % head)
+    head = ("benchmark", "c_unfused", "c_fused", "c_tuned", "io_floor", "afc", "afc/fused", "afc/tuned", "none/fused", "fast/tuned", "check")
+    print("%-13s %10s %9s %9s %9s %9s %10s %10s %11s %11s  %s" % head)
     for b in benches:
         row = fused[b]
         med = lambda impl, rows=row: rows[impl]["med_ms"] if impl in rows else None
@@ -31,12 +32,15 @@ def main():
         nrow = unfused.get(b, {})
         none = nrow.get("afc", {}).get("med_ms")
         ncf = nrow.get("c_fused", {}).get("med_ms")
-        checks = [r["check"] for r in (row.get("afc"), nrow.get("afc")) if r]
+        frow = fast.get(b, {})
+        fafc = frow.get("afc", {}).get("med_ms")
+        fct = frow.get("c_tuned", frow.get("c_fused", {})).get("med_ms")
+        checks = [r["check"] for r in (row.get("afc"), nrow.get("afc"), frow.get("afc")) if r]
         fmt = lambda v: "%9.2f" % v if v is not None else "%9s" % "-"
         ratio = lambda a, c: "%10.2f" % (a / c) if a is not None and c else "%10s" % "-"
-        print("%-13s %10s %9s %9s %9s %9s %s %s %s  %s" % (
+        print("%-13s %10s %9s %9s %9s %9s %s %s %s %s  %s" % (
             b, fmt(med("c_unfused")), fmt(cf), fmt(ct), fmt(med("io_floor")), fmt(afc),
-            ratio(afc, cf), ratio(afc, ct), ratio(none, ncf).rjust(11), ",".join(checks)))
+            ratio(afc, cf), ratio(afc, ct), ratio(none, ncf).rjust(11), ratio(fafc, fct).rjust(11), ",".join(checks)))
 
 
 if __name__ == "__main__":

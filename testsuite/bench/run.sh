@@ -2,8 +2,10 @@
 # make bench: afc's object files against ../shared/bench's hand-written C.
 #
 #   1. the seven anchor programs (anchors.acc through adapters.c) in the
-#      anchors' own timing driver, once with --fusion=ilp and once with
-#      --fusion=none, each run beside c_fused so ratios come from one process;
+#      anchors' own timing driver, with --fusion=ilp, with --fusion=none, and
+#      with --fusion=ilp --fast-math (against c_tuned, which is built with
+#      -ffast-math for blackscholes), each run beside c_fused so ratios come
+#      from one process;
 #   2. the programs the anchors do not cover (extra.acc) against hand-fused
 #      C written the way the anchors are (extra_hand.c).
 #
@@ -32,15 +34,20 @@ mkdir -p "$rt"
 
 "$afc" "$here/anchors.acc" --emit=header -o "$out/anchors_afc.h"
 cc -O2 -Wall -I"$root/runtime-c" -I"$shared/c" -I"$out" -c "$here/adapters.c" -o "$out/adapters.o"
-for mode in ilp none; do
-  "$afc" "$here/anchors.acc" -O3 --fusion=$mode -o "$out/anchors_$mode.o"
+for mode in ilp none fast; do
+  case $mode in
+    fast) flags=(--fusion=ilp --fast-math) ;;
+    *) flags=(--fusion=$mode) ;;
+  esac
+  "$afc" "$here/anchors.acc" -O3 "${flags[@]}" -o "$out/anchors_$mode.o"
   ld -r "$out/anchors_$mode.o" "$out/adapters.o" "$rt"/*.o -o "$out/afc_$mode.o"
   make -s -C "$shared" B="$out/$mode" AFC_OBJS="$out/afc_$mode.o" >/dev/null
 done
 echo "== anchors: n = $n, median of $reps, ms (ratios from one process each)"
 "$out/ilp/bench_c" -n "$n" -r "$reps" -j "$out/fused.jsonl" > "$out/fused.txt"
 "$out/none/bench_c" -n "$n" -r "$reps" -i c_unfused,c_fused,afc -j "$out/unfused.jsonl" > "$out/unfused.txt"
-python3 "$here/report.py" "$out/fused.jsonl" "$out/unfused.jsonl"
+"$out/fast/bench_c" -n "$n" -r "$reps" -i c_fused,c_tuned,afc -j "$out/fast.jsonl" > "$out/fast.txt"
+python3 "$here/report.py" "$out/fused.jsonl" "$out/unfused.jsonl" "$out/fast.jsonl"
 
 echo
 echo "== programs beyond the anchors: n = $n, median of $reps, ms"

@@ -42,6 +42,27 @@ pub fn vector_bits(opts: &Options) -> u32 {
     }
 }
 
+/// Whether the target links glibc's vector math library: x86-64 Linux
+/// with the GNU C library.
+pub fn has_libmvec(opts: &Options) -> bool {
+    let triple = match &opts.target {
+        Some(t) => t.clone(),
+        None => TargetMachine::get_default_triple().as_str().to_string_lossy().to_string(),
+    };
+    triple.starts_with("x86_64") && triple.contains("linux") && !triple.contains("musl")
+}
+
+/// Tells LLVM's optimiser, once per process, that glibc's libmvec provides
+/// vector versions of the math functions (LLVM's `-vector-library`, which
+/// only its command line sets).
+fn use_libmvec() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let args = [c"afc".as_ptr(), c"-vector-library=LIBMVEC-X86".as_ptr()];
+        unsafe { inkwell::llvm_sys::support::LLVMParseCommandLineOptions(2, args.as_ptr(), c"".as_ptr()) };
+    });
+}
+
 /// What the back end produced: optimised IR text, and assembly and object
 /// code when asked for.
 pub struct Artifacts {
@@ -81,6 +102,9 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
         .create_target_machine(&triple, &cpu, &features, level, RelocMode::PIC, CodeModel::Default)
         .ok_or_else(|| format!("cannot create a target machine for '{}' (cpu '{}')", triple.as_str().to_string_lossy(), cpu))?;
 
+    if p.functions.iter().any(|f| f.vector_math == Some(afc_ir::loops::VectorMath::Libmvec)) {
+        use_libmvec();
+    }
     let cx = Context::create();
     let module = cx.create_module(module_name);
     module.set_triple(&triple);

@@ -5,7 +5,7 @@
 //! only obeys the strategies the loop IR records.
 
 use super::*;
-use afc_ir::loops::{reorderable, Accumulate, FilterWrite, Loop, Order, StateOwner, StoreMode};
+use afc_ir::loops::{reorderable, Accumulate, CombineOp, FilterWrite, Loop, Order, StateOwner, StoreMode};
 
 /// Where one copy of a body runs.
 #[derive(Clone)]
@@ -25,6 +25,9 @@ pub(super) struct Pos<'ctx> {
     trip: bool,
     /// Under a branch-free filter: whether the element is kept.
     mask: Option<IntValue<'ctx>>,
+    /// In a paired loop: whether this copy runs at the mirrored position
+    /// (so its order-0 accesses are in the upper half of every array).
+    mirrored: Option<bool>,
 }
 
 /// What one copy has computed: elements by (array, order), and the
@@ -48,6 +51,36 @@ pub(super) struct NestCx<'ctx> {
     streaming: bool,
     /// Each tree fold's operator and results, by state key.
     tree_ops: HashMap<VarId, (Lambda, Vec<VarId>)>,
+    /// Folds with lanes: one vector slot per accumulator (lane j in
+    /// element j), each component's operator, and the trip's elements.
+    lanes: HashMap<VarId, (Vec<PointerValue<'ctx>>, Vec<CombineOp>)>,
+    lane_groups: HashMap<VarId, Vec<Vec<BasicValueEnum<'ctx>>>>,
+    /// In a paired loop, alias scopes for the lower and upper halves: no
+    /// access to one half touches the other, which LLVM cannot see itself.
+    halves: Option<[(inkwell::values::MetadataValue<'ctx>, inkwell::values::MetadataValue<'ctx>); 2]>,
+    /// In the streaming version: where the aligned main loop starts, and
+    /// each streamed array's values of the current trip, in lane order.
+    peel: Option<IntValue<'ctx>>,
+    stream_vals: HashMap<VarId, Vec<BasicValueEnum<'ctx>>>,
+}
+
+/// The vector of `k` elements of a scalar type.
+fn vec_type<'ctx>(t: BasicTypeEnum<'ctx>, k: u32) -> inkwell::types::VectorType<'ctx> {
+    match t {
+        BasicTypeEnum::FloatType(f) => f.vec_type(k),
+        BasicTypeEnum::IntType(i) => i.vec_type(k),
+        _ => unreachable!("lanes hold scalars"),
+    }
+}
+
+trait VecOf<'ctx> {
+    fn vec_of(self, k: u32) -> inkwell::types::VectorType<'ctx>;
+}
+
+impl<'ctx> VecOf<'ctx> for BasicTypeEnum<'ctx> {
+    fn vec_of(self, k: u32) -> inkwell::types::VectorType<'ctx> {
+        vec_type(self, k)
+    }
 }
 
 /// The variable a stateful leaf's state is known by.
@@ -121,15 +154,18 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         self.labels = n.labels.clone();
-        let mut nx = NestCx { base, states: HashMap::new(), groups: HashMap::new(), stores: n.stores.clone(), streaming: false, tree_ops: HashMap::new() };
+        let mut nx = NestCx { base, states: HashMap::new(), groups: HashMap::new(), stores: n.stores.clone(), streaming: false, tree_ops: HashMap::new(), lanes: HashMap::new(), lane_groups: HashMap::new(), halves: None, peel: None, stream_vals: HashMap::new() };
         let owned = owned_by(&n.root.body, None);
         self.init_states(&owned, &mut nx)?;
         let streams = n.stores.iter().any(|s| s.mode == StoreMode::Streaming);
         match (streams, n.streaming_from) {
             (true, Some(from)) => {
                 // Two versions of the loops: streaming stores for outputs too
-                // large for the cache, normal ones otherwise.
+                // large for the cache (and aligned alike), normal ones otherwise.
                 let big = self.b.build_int_compare(IntPredicate::SGE, extent, i64t.const_int(from, false), "stream")?;
+                let (peel, aligned) = self.stream_alignment(n, &nx, extent)?;
+                nx.peel = Some(peel);
+                let big = self.b.build_and(big, aligned, "stream")?;
                 let (sb, nb, join) = (self.new_block("streaming"), self.new_block("cached"), self.new_block("stored"));
                 self.b.build_conditional_branch(big, sb, nb)?;
                 self.b.position_at_end(sb);
@@ -166,11 +202,33 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let cx = self.cx;
         for l in ls {
             let key = state_key(l);
+            if let LoopBody::ManyToOne { results, init, op, acc: Accumulate::Lanes(k), .. } = l {
+                // Lanes are one vector per accumulator: lane 0 starts from
+                // the initial value, the others from the identity.
+                let f = self.f;
+                let ids = reorderable(op, &|v| f.var(v).ty.prim()).expect("loops::verify: lanes only for reorderable operators");
+                if !nx.lanes.contains_key(&key) {
+                    let mut slots = vec![];
+                    for r in results {
+                        let vt = reg_ty(cx, self.f.var(*r).ty.prim()).vec_of(*k);
+                        slots.push(self.entry_alloca(vt.into(), &format!("{}.lanes", self.name(*r)))?);
+                    }
+                    nx.lanes.insert(key, (slots, ids.iter().map(|(c, _)| *c).collect()));
+                }
+                let slots = nx.lanes[&key].0.clone();
+                for ((slot, (_, id)), z) in slots.iter().zip(&ids).zip(init) {
+                    let idv = self.konst(*id);
+                    let v = self.splat(idv, *k)?;
+                    let zv = self.operand(z);
+                    let v = self.b.build_insert_element(v, zv, cx.i64_type().const_zero(), "lane0")?;
+                    self.b.build_store(*slot, v)?;
+                }
+                continue;
+            }
             let slots = match nx.states.get(&key) {
                 Some(s) => s.clone(),
                 None => {
                     let (vars, lanes): (Vec<VarId>, usize) = match l {
-                        LoopBody::ManyToOne { results, acc: Accumulate::Lanes(k), .. } => (results.clone(), *k as usize),
                         LoopBody::ManyToOne { results, .. } => (results.clone(), 1),
                         LoopBody::Scan { outs, .. } => (outs.clone(), 1),
                         LoopBody::Filter { count, .. } => (vec![*count], 1),
@@ -197,38 +255,74 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             for (slot, v) in slots[0].iter().zip(&init) {
                 self.b.build_store(*slot, *v)?;
             }
-            if slots.len() > 1 {
-                let LoopBody::ManyToOne { op, .. } = l else { unreachable!() };
-                let f = self.f;
-                let ids = reorderable(op, &|v| f.var(v).ty.prim()).expect("loops::verify: lanes only for reorderable operators");
-                for row in &slots[1..] {
-                    for (slot, c) in row.iter().zip(&ids) {
-                        let k = self.konst(*c);
-                        self.b.build_store(*slot, k)?;
-                    }
-                }
-            }
         }
         Ok(())
+    }
+
+    /// A vector of `k` copies of `x`.
+    fn splat(&self, x: BasicValueEnum<'ctx>, k: u32) -> R<inkwell::values::VectorValue<'ctx>> {
+        let mut v = vec_type(x.get_type(), k).get_undef();
+        for j in 0..k {
+            v = self.b.build_insert_element(v, x, self.cx.i64_type().const_int(j as u64, false), "splat")?;
+        }
+        Ok(v)
+    }
+
+    /// Lanes `a ⊕ b`, element by element, for one of the reorderable operators.
+    fn combine(&self, op: CombineOp, a: inkwell::values::VectorValue<'ctx>, b: inkwell::values::VectorValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        let float = a.get_type().get_element_type().is_float_type();
+        let bb = &self.b;
+        let r: BasicValueEnum = match (op, float) {
+            (CombineOp::Add, true) => bb.build_float_add(a, b, "lanes")?.into(),
+            (CombineOp::Mul, true) => bb.build_float_mul(a, b, "lanes")?.into(),
+            (CombineOp::Add, false) => bb.build_int_add(a, b, "lanes")?.into(),
+            (CombineOp::Mul, false) => bb.build_int_mul(a, b, "lanes")?.into(),
+            (CombineOp::And, false) => bb.build_and(a, b, "lanes")?.into(),
+            (CombineOp::Or, false) => bb.build_or(a, b, "lanes")?.into(),
+            (CombineOp::Xor, false) => bb.build_xor(a, b, "lanes")?.into(),
+            (CombineOp::Min | CombineOp::Max, _) => {
+                let name = match (op, float) {
+                    (CombineOp::Min, true) => "llvm.minnum",
+                    (CombineOp::Max, true) => "llvm.maxnum",
+                    (CombineOp::Min, false) => "llvm.smin",
+                    _ => "llvm.smax",
+                };
+                return self.call_intrinsic(name, &[a.get_type().into()], &[a.into(), b.into()], "lanes");
+            }
+            (_, true) => unreachable!("bitwise operators combine integers"),
+        };
+        self.fast(r);
+        Ok(r)
     }
 
     /// Reads a stateful leaf's result when its owner ends: a fold's lanes
     /// combined in lane order, a filter's count.
     fn finish_state(&mut self, l: &LoopBody, nx: &NestCx<'ctx>) -> R<Vec<(VarId, BasicValueEnum<'ctx>)>> {
+        if let LoopBody::ManyToOne { results, op, acc: Accumulate::Lanes(k), .. } = l {
+            // The lanes, combined in lane order.
+            let (slots, _) = &nx.lanes[&state_key(l)];
+            let mut vecs = vec![];
+            for (s, r) in slots.iter().zip(results) {
+                let vt = reg_ty(self.cx, self.f.var(*r).ty.prim()).vec_of(*k);
+                vecs.push(self.b.build_load(vt, *s, "lanes")?.into_vector_value());
+            }
+            let lane = |g: &mut Self, j: u32| -> R<Vec<BasicValueEnum<'ctx>>> {
+                vecs.iter().map(|v| g.b.build_extract_element(*v, g.cx.i64_type().const_int(j as u64, false), "lane")).collect()
+            };
+            let mut acc = lane(self, 0)?;
+            for j in 1..*k {
+                let next = lane(self, j)?;
+                let args: Vec<BasicValueEnum> = acc.iter().chain(&next).copied().collect();
+                acc = self.lambda(op, &args)?;
+            }
+            return Ok(results.iter().copied().zip(acc).collect());
+        }
         let slots = &nx.states[&state_key(l)];
         let load = |g: &mut Self, row: &[PointerValue<'ctx>], vars: &[VarId]| -> R<Vec<BasicValueEnum<'ctx>>> {
             row.iter().zip(vars).map(|(s, v)| g.b.build_load(reg_ty(g.cx, g.f.var(*v).ty.prim()), *s, &g.name(*v))).collect()
         };
         Ok(match l {
-            LoopBody::ManyToOne { results, op, .. } => {
-                let mut acc = load(self, &slots[0], results)?;
-                for row in &slots[1..] {
-                    let lane = load(self, row, results)?;
-                    let args: Vec<BasicValueEnum> = acc.iter().chain(&lane).copied().collect();
-                    acc = self.lambda(op, &args)?;
-                }
-                results.iter().copied().zip(acc).collect()
-            }
+            LoopBody::ManyToOne { results, .. } => results.iter().copied().zip(load(self, &slots[0], results)?).collect(),
             LoopBody::Filter { count, .. } => vec![(*count, load(self, &slots[0], &[*count])?[0])],
             _ => vec![],
         })
@@ -277,20 +371,24 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             };
             let mut loops = outer.map(|o| o.loops.clone()).unwrap_or_default();
             loops.push((l.index, k));
-            Ok(Pos { i, last: Some(last), total, loops, lane, trip, mask: outer.and_then(|o| o.mask) })
+            Ok(Pos { i, last: Some(last), total, loops, lane, trip, mask: outer.and_then(|o| o.mask), mirrored: None })
         };
         if l.paired {
             // Positions k and n-1-k in one trip, then the middle one.
             let half = self.b.build_int_signed_div(extent, i64t.const_int(2, false), "half")?;
+            nx.halves = Some(self.half_scopes(&name));
             self.counted(&name, i64t.const_zero(), half, 1, &mut |g, k| {
-                let p = at(g, k, 0, false)?;
+                let mut p = at(g, k, 0, false)?;
+                p.mirrored = Some(false);
                 g.scalars.insert(l.index, k.into());
                 g.copy(&l.body, &p, nx)?;
                 let m = g.b.build_int_sub(g.b.build_int_sub(extent, one, "")?, k, "mirror")?;
-                let q = at(g, m, 0, false)?;
+                let mut q = at(g, m, 0, false)?;
+                q.mirrored = Some(true);
                 g.scalars.insert(l.index, m.into());
                 g.copy(&l.body, &q, nx)
             })?;
+            nx.halves = None;
             let odd = self.b.build_int_compare(IntPredicate::NE, self.b.build_int_signed_rem(extent, i64t.const_int(2, false), "")?, i64t.const_zero(), "odd")?;
             let (mid, done) = (self.new_block(&format!("{}.middle", name)), self.new_block(&format!("{}.done", name)));
             self.b.build_conditional_branch(odd, mid, done)?;
@@ -305,22 +403,42 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         if l.unroll > 1 {
             let k = l.unroll as u64;
             let kk = i64t.const_int(k, false);
-            let rem = self.b.build_int_signed_rem(extent, kk, "rem")?;
+            // Streaming stores are whole aligned vectors: first the positions
+            // before the outputs' alignment, one by one, with normal stores.
+            let start = match (nx.streaming, outer, nx.peel) {
+                (true, None, Some(peel)) => {
+                    let streaming = std::mem::replace(&mut nx.streaming, false);
+                    self.counted(&format!("{}.peel", name), i64t.const_zero(), peel, 1, &mut |g, kv| {
+                        let p = at(g, kv, 0, false)?;
+                        g.scalars.insert(l.index, kv.into());
+                        g.copy(&l.body, &p, nx)
+                    })?;
+                    nx.streaming = streaming;
+                    peel
+                }
+                _ => i64t.const_zero(),
+            };
+            let span = self.b.build_int_sub(extent, start, "span")?;
+            let rem = self.b.build_int_signed_rem(span, kk, "rem")?;
             let main_end = self.b.build_int_sub(extent, rem, "main_end")?;
-            self.counted(&name, i64t.const_zero(), main_end, k, &mut |g, base| {
+            self.counted(&name, start, main_end, k, &mut |g, base| {
                 for lane in 0..l.unroll as usize {
                     let kv = g.b.build_int_add(base, i64t.const_int(lane as u64, false), "lane")?;
                     let p = at(g, kv, lane, true)?;
                     g.scalars.insert(l.index, kv.into());
                     g.copy(&l.body, &p, nx)?;
                 }
-                g.combine_groups(nx)
+                g.combine_groups(nx)?;
+                g.flush_streams(base, nx)
             })?;
-            return self.counted(&format!("{}.rest", name), main_end, extent, 1, &mut |g, kv| {
+            let streaming = std::mem::replace(&mut nx.streaming, false);
+            self.counted(&format!("{}.rest", name), main_end, extent, 1, &mut |g, kv| {
                 let p = at(g, kv, 0, false)?;
                 g.scalars.insert(l.index, kv.into());
                 g.copy(&l.body, &p, nx)
-            });
+            })?;
+            nx.streaming = streaming;
+            return Ok(());
         }
         self.counted(&name, i64t.const_zero(), extent, 1, &mut |g, kv| {
             let p = at(g, kv, 0, false)?;
@@ -338,6 +456,23 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// At the end of an unrolled trip, each tree fold combines the trip's
     /// elements as a balanced tree in index order, then into its accumulator.
     fn combine_groups(&mut self, nx: &mut NestCx<'ctx>) -> R<()> {
+        // Lanes: the trip's elements, one vector per accumulator, combined
+        // with the lanes by the operator itself.
+        let lane_groups: Vec<(VarId, Vec<Vec<BasicValueEnum<'ctx>>>)> = nx.lane_groups.drain().collect();
+        for (key, elements) in lane_groups {
+            let (slots, ops) = nx.lanes[&key].clone();
+            let k = elements.len() as u32;
+            for (c, (slot, op)) in slots.iter().zip(&ops).enumerate() {
+                let t = elements[0][c].get_type();
+                let mut v: BasicValueEnum = vec_type(t, k).get_undef().into();
+                for (j, xs) in elements.iter().enumerate() {
+                    v = self.b.build_insert_element(v.into_vector_value(), xs[c], self.cx.i64_type().const_int(j as u64, false), "lane")?.into();
+                }
+                let acc = self.b.build_load(vec_type(t, k), *slot, "lanes")?.into_vector_value();
+                let next = self.combine(*op, acc, v.into_vector_value())?;
+                self.b.build_store(*slot, next)?;
+            }
+        }
         let groups: Vec<(VarId, Vec<Vec<BasicValueEnum<'ctx>>>)> = nx.groups.drain().collect();
         for (key, mut level) in groups {
             let (op, results) = nx.tree_ops[&key].clone();
@@ -374,6 +509,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         let i = self.index(pos, order, nx, elems)?;
         let x = self.load_at(v, nx.base[&v], i)?;
+        if let Some(inst) = x.as_instruction_value() {
+            self.scope(inst, pos, order, nx);
+        }
         elems.vals.insert((v, order), x);
         Ok(x)
     }
@@ -559,20 +697,50 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     nx.groups.entry(key).or_default().push(xs);
                     return Ok(());
                 }
-                let lane = if matches!(how, Accumulate::Lanes(_)) { pos.lane } else { 0 };
-                let row = nx.states[&key][lane].clone();
+                let f = self.f;
+                let ids = pos.mask.and_then(|_| reorderable(op, &|v| f.var(v).ty.prim()));
+                if let Accumulate::Lanes(k) = how {
+                    // A skipped element counts as the identity.
+                    if let (Some(m), Some(ids)) = (pos.mask, &ids) {
+                        for (x, (_, c)) in xs.iter_mut().zip(ids) {
+                            let id = self.konst(*c);
+                            *x = self.b.build_select(m, *x, id, "kept_or_identity")?;
+                        }
+                    }
+                    if pos.trip {
+                        nx.lane_groups.entry(key).or_default().push(xs);
+                        return Ok(());
+                    }
+                    // Outside a trip (peeled or remaining positions): lane 0.
+                    let slots = nx.lanes[&key].0.clone();
+                    let zero = self.cx.i64_type().const_zero();
+                    let mut vecs = vec![];
+                    let mut args = vec![];
+                    for (s, r) in slots.iter().zip(results) {
+                        let vt = reg_ty(self.cx, self.f.var(*r).ty.prim()).vec_of(*k);
+                        let v = self.b.build_load(vt, *s, "lanes")?.into_vector_value();
+                        args.push(self.b.build_extract_element(v, zero, "lane0")?);
+                        vecs.push(v);
+                    }
+                    args.extend(xs);
+                    let rs = self.lambda(op, &args)?;
+                    for ((s, v), x) in slots.iter().zip(vecs).zip(rs) {
+                        let v = self.b.build_insert_element(v, x, zero, "lane0")?;
+                        self.b.build_store(*s, v)?;
+                    }
+                    return Ok(());
+                }
+                let row = nx.states[&key][0].clone();
                 let mut args = vec![];
                 for (r, slot) in results.iter().zip(&row) {
                     let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
                     args.push(self.b.build_load(t, *slot, "acc")?);
                 }
-                let f = self.f;
-                let ids = pos.mask.and_then(|_| reorderable(op, &|v| f.var(v).ty.prim()));
                 let rs = match (pos.mask, ids) {
                     // A skipped element counts as the identity: the choice
                     // stays off the accumulator's chain.
                     (Some(m), Some(ids)) => {
-                        for (x, c) in xs.iter_mut().zip(&ids) {
+                        for (x, (_, c)) in xs.iter_mut().zip(&ids) {
                             let id = self.konst(*c);
                             *x = self.b.build_select(m, *x, id, "kept_or_identity")?;
                         }
@@ -618,7 +786,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let cursor = nx.states[&state_key(l)][0][0];
         let j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
         // At the sub-rate the position is the cursor (filters run in order).
-        let sub = |mask| Pos { i: j, last: None, total: j, loops: pos.loops.clone(), lane: pos.lane, trip: false, mask };
+        let sub = |mask| Pos { i: j, last: None, total: j, loops: pos.loops.clone(), lane: pos.lane, trip: false, mask, mirrored: None };
         // Values made under the guard are this sub-rate's own.
         let mut inner: Elems<'ctx> = Elems::default();
         if *write == FilterWrite::Compact {
@@ -648,8 +816,113 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
+    /// Elements per streaming vector store of an array: the widest vector
+    /// of its type that divides the loop's unrolling.
+    fn stream_width(&self, v: VarId, unroll: u32) -> u32 {
+        let bytes = self.f.var(v).ty.prim().bytes() as u32;
+        let mut w = (crate::vector_bits(self.opts) / 8 / bytes).max(1);
+        while unroll % w != 0 {
+            w /= 2;
+        }
+        w
+    }
+
+    /// Where the streaming version's aligned loop starts (how many
+    /// positions to peel so the first streamed array is vector-aligned,
+    /// at most the extent), and whether every streamed array is then
+    /// aligned too.
+    fn stream_alignment(&mut self, n: &LoopNest, nx: &NestCx<'ctx>, extent: IntValue<'ctx>) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let i64t = self.cx.i64_type();
+        let streamed: Vec<VarId> = n.stores.iter().filter(|s| s.mode == StoreMode::Streaming).map(|s| s.array).collect();
+        let addr = |g: &mut Self, v: VarId| g.b.build_ptr_to_int(nx.base[&v], i64t, "addr");
+        let v0 = streamed[0];
+        let e0 = self.f.var(v0).ty.prim().bytes();
+        let vb0 = self.stream_width(v0, n.root.unroll) as u64 * e0;
+        let a0 = addr(self, v0)?;
+        let mis = self.b.build_and(a0, i64t.const_int(vb0 - 1, false), "misaligned")?;
+        let gap = self.b.build_and(self.b.build_int_sub(i64t.const_int(vb0, false), mis, "")?, i64t.const_int(vb0 - 1, false), "gap")?;
+        let peel = self.b.build_int_unsigned_div(gap, i64t.const_int(e0, false), "peel")?;
+        let short = self.b.build_int_compare(IntPredicate::ULT, extent, peel, "short")?;
+        let peel = self.b.build_select(short, extent, peel, "peel")?.into_int_value();
+        let mut ok = self.b.build_int_compare(IntPredicate::EQ, self.b.build_and(a0, i64t.const_int(e0 - 1, false), "")?, i64t.const_zero(), "elem_aligned")?;
+        for v in streamed {
+            let e = self.f.var(v).ty.prim().bytes();
+            let vb = self.stream_width(v, n.root.unroll) as u64 * e;
+            let a = addr(self, v)?;
+            let first = self.b.build_int_add(a, self.b.build_int_mul(peel, i64t.const_int(e, false), "")?, "first")?;
+            let m = self.b.build_and(first, i64t.const_int(vb - 1, false), "")?;
+            let aligned = self.b.build_int_compare(IntPredicate::EQ, m, i64t.const_zero(), "aligned")?;
+            ok = self.b.build_and(ok, aligned, "aligned")?;
+        }
+        Ok((peel, ok))
+    }
+
+    /// At the end of a streaming trip: each streamed array's values, as
+    /// aligned non-temporal vector stores from the trip's first position.
+    fn flush_streams(&mut self, base: IntValue<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        let i64t = self.cx.i64_type();
+        let vals: Vec<(VarId, Vec<BasicValueEnum<'ctx>>)> = nx.stream_vals.drain().collect();
+        for (v, xs) in vals {
+            let w = self.stream_width(v, xs.len() as u32) as usize;
+            let t = mem_ty(self.cx, self.f.var(v).ty.prim());
+            let bytes = self.f.var(v).ty.prim().bytes() as u32;
+            for (c, chunk) in xs.chunks(w).enumerate() {
+                let vt = match t {
+                    BasicTypeEnum::FloatType(ft) => ft.vec_type(w as u32).as_basic_type_enum(),
+                    BasicTypeEnum::IntType(it) => it.vec_type(w as u32).as_basic_type_enum(),
+                    _ => unreachable!("arrays hold scalars"),
+                };
+                let mut vec = vt.into_vector_type().get_undef();
+                for (j, x) in chunk.iter().enumerate() {
+                    vec = self.b.build_insert_element(vec, *x, i64t.const_int(j as u64, false), "lane")?;
+                }
+                let at = self.b.build_int_add(base, i64t.const_int((c * w) as u64, false), "at")?;
+                let ep = unsafe { self.b.build_in_bounds_gep(t, nx.base[&v], &[at], "stream")? };
+                let st = self.b.build_store(ep, vec)?;
+                st.set_alignment(w as u32 * bytes).expect("a store takes an alignment");
+                let one = self.cx.i32_type().const_int(1, false);
+                let md = self.cx.metadata_node(&[one.into()]);
+                st.set_metadata(md, self.cx.get_kind_id("nontemporal")).expect("a store takes metadata");
+            }
+        }
+        Ok(())
+    }
+
+    /// Alias scopes for the two halves of a paired loop's arrays.
+    fn half_scopes(&self, name: &str) -> [(inkwell::values::MetadataValue<'ctx>, inkwell::values::MetadataValue<'ctx>); 2] {
+        let cx = self.cx;
+        let id = format!("afc.{}.{}", self.f.name, name);
+        let domain = cx.metadata_node(&[cx.metadata_string(&id).into()]);
+        let scope = |h: &str| cx.metadata_node(&[cx.metadata_string(&format!("{}.{}", id, h)).into(), domain.into()]);
+        let (lo, hi) = (scope("lower"), scope("upper"));
+        let list = |m: inkwell::values::MetadataValue<'ctx>| cx.metadata_node(&[m.into()]);
+        [(list(lo), list(hi)), (list(hi), list(lo))]
+    }
+
+    /// In a paired loop, says which half of its array an access touches.
+    fn scope(&self, inst: inkwell::values::InstructionValue<'ctx>, pos: &Pos<'ctx>, order: u32, nx: &NestCx<'ctx>) {
+        use inkwell::values::InstructionOpcode;
+        // A bool element is its byte compared with zero: scope the load.
+        let inst = match inst.get_opcode() {
+            InstructionOpcode::ICmp => match inst.get_operand(0).and_then(|o| match o { inkwell::values::Operand::Value(v) => v.as_instruction_value(), _ => None }) {
+                Some(l) => l,
+                None => return,
+            },
+            _ => inst,
+        };
+        if !matches!(inst.get_opcode(), InstructionOpcode::Load | InstructionOpcode::Store) {
+            return;
+        }
+        if let (Some(halves), Some(mirrored)) = (&nx.halves, pos.mirrored) {
+            let upper = mirrored != (order == 1);
+            let (own, other) = halves[upper as usize];
+            let _ = inst.set_metadata(own, self.cx.get_kind_id("alias.scope"));
+            let _ = inst.set_metadata(other, self.cx.get_kind_id("noalias"));
+        }
+    }
+
     /// Records a body's elements and stores those the nest writes.
-    fn put(&mut self, outs: &[VarId], rs: Vec<BasicValueEnum<'ctx>>, pos: &Pos<'ctx>, order: u32, elems: &mut Elems<'ctx>, nx: &NestCx<'ctx>) -> R<()> {
+    fn put(&mut self, outs: &[VarId], rs: Vec<BasicValueEnum<'ctx>>, pos: &Pos<'ctx>, order: u32, elems: &mut Elems<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
         let i = self.index(pos, order, nx, elems)?;
         for (o, v) in outs.iter().zip(rs) {
             elems.vals.insert((*o, order), v);
@@ -657,12 +930,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 let t = mem_ty(self.cx, self.f.var(*o).ty.prim());
                 let ep = unsafe { self.b.build_in_bounds_gep(t, nx.base[o], &[i], "q")? };
                 let m = self.to_mem(v)?;
-                let st = self.b.build_store(ep, m)?;
-                if nx.streaming && s.mode == StoreMode::Streaming {
-                    let one = self.cx.i32_type().const_int(1, false);
-                    let md = self.cx.metadata_node(&[one.into()]);
-                    st.set_metadata(md, self.cx.get_kind_id("nontemporal")).expect("a store takes metadata");
+                if nx.streaming && s.mode == StoreMode::Streaming && pos.trip {
+                    // Stored as part of the trip's vector (flush_streams).
+                    nx.stream_vals.entry(*o).or_default().push(m);
+                    continue;
                 }
+                let st = self.b.build_store(ep, m)?;
+                self.scope(st, pos, order, nx);
             }
         }
         Ok(())

@@ -297,6 +297,14 @@ impl Loop {
     }
 }
 
+/// A vector math library the back end may call for `exp`, `log`, `pow`,
+/// `sin`, `cos`, … in vectorised loops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorMath {
+    /// glibc's libmvec (`_ZGVdN4v_exp`, …), linked through `-lm`.
+    Libmvec,
+}
+
 /// An array a nest writes to memory, and how.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Store {
@@ -382,6 +390,8 @@ pub struct Function {
     pub capacity: IndexMap<VarId, SizeExpr>,
     /// Groups of parameter arrays whose sizes must be equal (checked on entry).
     pub same_size: Vec<Vec<VarId>>,
+    /// The vector math library its loops may call (under `--fast-math`).
+    pub vector_math: Option<VectorMath>,
     /// `FILE:LINE:COL` of a span, for run-time error messages.
     pub locations: IndexMap<Span, String>,
     pub span: Span,

@@ -783,6 +783,7 @@ impl Parser {
         let span = self.loc()?;
         self.expect("{")?;
         let (mut sizes, mut capacity, mut same_size, mut steps) = (IndexMap::new(), IndexMap::new(), vec![], vec![]);
+        let mut vector_math = None;
         while !self.eat("}") {
             if self.is("size") && matches!(self.peek_at(1), Tok::Var(..)) {
                 self.bump();
@@ -800,6 +801,13 @@ impl Parser {
                     g.push(self.var()?);
                 }
                 same_size.push(g);
+            } else if self.is("vector") {
+                self.bump();
+                self.expect("math")?;
+                match self.ident()?.as_str() {
+                    "libmvec" => vector_math = Some(VectorMath::Libmvec),
+                    other => return Err(format!("unknown vector math library '{}' (libmvec)", other)),
+                }
             } else if self.is("nest") {
                 steps.push(Step::Loop(self.nest()?));
             } else if self.is("call") {
@@ -807,7 +815,7 @@ impl Parser {
             } else if matches!(self.peek(), Tok::Var(..)) {
                 steps.push(Step::Stmt(self.stmt()?));
             } else {
-                return self.err("'size', 'check', 'nest', 'call', a statement or '}'");
+                return self.err("'size', 'check', 'vector math', 'nest', 'call', a statement or '}'");
             }
         }
         let mut vars = vec![];
@@ -819,7 +827,7 @@ impl Parser {
                 None => VarInfo { name: "unused".into(), ty: VarTy::Scalar(Prim::I64), span: Span::default() },
             });
         }
-        Ok(Function { name, params, results, vars, steps, sizes, capacity, same_size, locations: std::mem::take(&mut self.locations), span })
+        Ok(Function { name, params, results, vars, steps, sizes, capacity, same_size, vector_math, locations: std::mem::take(&mut self.locations), span })
     }
 }
 

@@ -315,6 +315,9 @@ impl P<'_> {
             let text = format!("check same size {}", self.vars(g));
             self.line(1, &text);
         }
+        if let Some(VectorMath::Libmvec) = f.vector_math {
+            self.line(1, "vector math libmvec");
+        }
         for s in &f.steps {
             match s {
                 Step::Stmt(s) => self.stmt(s, 1),

@@ -52,9 +52,9 @@ pub enum CombineOp {
 /// If a fold's operator combines each accumulator with the element of the
 /// same position by one built-in commutative operator and nothing else
 /// (`(+)`, `|a, b| b + a`, `min`, `|p, q| (p.0 + q.0, max(p.1, q.1))`), the
-/// identity of each component: then afc may reorder it and lanes may start
-/// from the identities. `None` otherwise.
-pub fn reorderable(op: &Lambda, prim: &dyn Fn(VarId) -> Prim) -> Option<Vec<Const>> {
+/// operator and identity of each component: then afc may reorder it and
+/// lanes may start from the identities. `None` otherwise.
+pub fn reorderable(op: &Lambda, prim: &dyn Fn(VarId) -> Prim) -> Option<Vec<(CombineOp, Const)>> {
     use crate::ast::BinOp;
     let k = op.body.results.len();
     if op.params.len() != 2 * k || op.body.stmts.len() != k || !op.captures.is_empty() {
@@ -88,7 +88,7 @@ pub fn reorderable(op: &Lambda, prim: &dyn Fn(VarId) -> Prim) -> Option<Vec<Cons
         if !((a, b) == (acc, x) || (a, b) == (x, acc)) {
             return None;
         }
-        out.push(identity(c, prim(op.params[j]))?);
+        out.push((c, identity(c, prim(op.params[j]))?));
     }
     Some(out)
 }
