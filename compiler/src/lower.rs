@@ -293,6 +293,7 @@ pub fn lower(
         capacity,
         same_size,
         vector_math: None,
+        staged: vec![],
         locations,
         span: f.span,
     }

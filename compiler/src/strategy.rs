@@ -9,7 +9,9 @@
 //!   index order) for those it may only rebracket, one chain otherwise; a
 //!   loop with such a fold is unrolled by K;
 //! - which loops walk an array and its reverse together (paired);
-//! - which stores stream past the cache (non-temporal), from what size.
+//! - which stores stream past the cache (non-temporal), from what size;
+//! - where results go: their room is checked as soon as every result's
+//!   room is known, and each is written once, in place (LANGUAGE.md).
 
 use afc_ir::labelled::{Builtin, Rhs, Stmt, VarId};
 use afc_ir::loops::{self, reorderable, Accumulate, Body, FilterWrite, Function, Loop, LoopBody};
@@ -90,8 +92,43 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     // Under --fast-math, loops calling exp, log, pow, sin, cos, … vectorise
     // through glibc's vector math (a few ulps less exact, which fast math
     // allows); sqrt has its own instruction.
+    place_results(f);
     let calls_math = snapshot.nests().any(|n| n.root.body.leaves().iter().any(|l| l.lambda().map(|lam| uses_libm(&lam.body)).unwrap_or(false)));
     f.vector_math = (cfg.fast_math && cfg.libmvec && calls_math).then_some(loops::VectorMath::Libmvec);
+}
+
+/// Places the one check of the results' room right after the last step
+/// that makes a room known (most rooms are parameters' sizes, known on
+/// entry); results made before it — only possible when a result's size is
+/// computed by the function — are staged and copied once all is checked.
+fn place_results(f: &mut Function) {
+    use afc_ir::labelled::Operand;
+    use loops::{SizeExpr, Step};
+    let rooms: Vec<VarId> = f
+        .results
+        .iter()
+        .filter_map(|l| match l.value {
+            Operand::Var(v) if f.var(v).ty.is_array() => Some(v),
+            _ => None,
+        })
+        .filter_map(|v| match f.capacity.get(&v).or(f.sizes.get(&v)) {
+            Some(SizeExpr::Dim(a, _)) | Some(SizeExpr::Scalar(Operand::Var(a))) => Some(*a),
+            _ => Some(v),
+        })
+        .collect();
+    let any_array = f.results.iter().any(|l| matches!(l.value, Operand::Var(v) if f.var(v).ty.is_array()));
+    if !any_array {
+        return;
+    }
+    let mut at = 0;
+    for (i, s) in f.steps.iter().enumerate() {
+        if f.step_defs(s).iter().any(|d| rooms.contains(d)) {
+            at = i + 1;
+        }
+    }
+    let made = f.made_results();
+    f.staged = f.steps[..at].iter().flat_map(|s| f.step_defs(s)).filter(|d| made.contains(d)).collect();
+    f.steps.insert(at, Step::CheckRoom);
 }
 
 fn uses_libm(b: &afc_ir::labelled::Block) -> bool {

@@ -178,98 +178,67 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         }
     }
 
-    let staged = is_staged(f);
+    // Results (docs/abi.md): `check room` checks every array result's room
+    // before anything is written to the caller's memory; from there on a
+    // result is made in its final storage (the caller's, or one afc
+    // allocates and hands over). A staged result is made in afc's buffer
+    // and copied at the end; a parameter, or an array returned twice, is
+    // copied too.
     let plan = result_plan(f);
-    let stored: Vec<VarId> = f.nests().flat_map(|n| n.store_arrays()).collect();
     let mut out_data: HashMap<usize, PointerValue> = HashMap::new();
-    if !staged {
-        // Everything is known now: check the caller's room, then allocate.
-        for (k, r) in plan.iter().enumerate() {
-            if let Some(v) = r.array {
-                let (data, room) = g.load_out(out_ptrs[k])?;
-                let need = g.capacity(v)?;
-                g.check_room(data, room, need, &f.results[k].c_name)?;
-                out_data.insert(k, data);
-            }
-        }
-        for v in &stored {
-            let owner = plan.iter().position(|r| r.array == Some(*v) && r.owned);
-            let bytes = g.cap_bytes(*v)?;
-            match owner {
-                Some(k) => {
-                    let data = out_data[&k];
-                    let slot = g.alloc_or_use(data, bytes, *v)?;
-                    g.slots.insert(*v, slot);
-                }
-                None => {
-                    let p = g.alloc(bytes, *v)?;
-                    g.slots.insert(*v, p);
-                }
-            }
-        }
-    }
-
     for step in &f.steps {
         match step {
             Step::Stmt(s) => g.stmt(s)?,
-            Step::Loop(n) => g.nest(n, staged)?,
+            Step::Loop(n) => g.nest(n)?,
             Step::Call(c) => g.call_extern(c)?,
-        }
-    }
-
-    // Results.
-    let mut finals: Vec<Option<(PointerValue, IntValue, PointerValue)>> = vec![None; plan.len()];
-    if staged {
-        let mut datas = vec![];
-        for (k, r) in plan.iter().enumerate() {
-            if let Some(v) = r.array {
-                let (data, room) = g.load_out(out_ptrs[k])?;
-                let need = g.capacity(v)?;
-                g.check_room(data, room, need, &f.results[k].c_name)?;
-                datas.push((k, data));
-            }
-        }
-        for (k, data) in datas {
-            let v = plan[k].array.unwrap();
-            let len = g.size(v)?;
-            let bytes = g.bytes(v)?;
-            let src = g.array_ptr(v)?;
-            if plan[k].owned {
-                // Copy into caller storage, or hand our buffer over.
-                let dst = g.copy_or_keep(data, src, bytes)?;
-                finals[k] = Some((dst, len, data));
-            } else {
-                let cap = g.cap_bytes(v)?;
-                let dst = g.alloc_or_use(data, cap, v)?;
-                finals[k] = Some((dst, len, data));
-            }
-        }
-    } else {
-        for (k, r) in plan.iter().enumerate() {
-            if let Some(v) = r.array {
-                let len = g.size(v)?;
-                let data = out_data[&k];
-                let dst = if r.owned {
-                    g.slots[&v]
-                } else {
-                    let bytes = g.cap_bytes(v)?;
-                    g.alloc_or_use(data, bytes, v)?
-                };
-                finals[k] = Some((dst, len, data));
-            }
-        }
-    }
-    // Nothing can fail from here on: write the caller's memory.
-    for (k, r) in plan.iter().enumerate() {
-        if let Some(v) = r.array {
-            let (dst, len, _) = finals[k].unwrap();
-            if !r.owned || staged {
-                let src = g.array_ptr(v)?;
-                if !(r.owned && staged) {
-                    let bytes = g.bytes(v)?;
-                    g.b.build_memcpy(dst, 1, src, 1, bytes)?;
+            Step::CheckRoom => {
+                for (k, r) in plan.iter().enumerate() {
+                    if let Some(v) = r.array {
+                        let (data, room) = g.load_out(out_ptrs[k])?;
+                        let need = g.capacity(v)?;
+                        g.check_room(data, room, need, &f.results[k].c_name)?;
+                        out_data.insert(k, data);
+                    }
+                }
+                for (k, r) in plan.iter().enumerate() {
+                    if let (Some(v), true) = (r.array, r.owned) {
+                        if !f.staged.contains(&v) && !g.slots.contains_key(&v) && f.nests().any(|n| n.stored(v)) {
+                            let bytes = g.cap_bytes(v)?;
+                            let slot = g.alloc_or_use(out_data[&k], bytes, v)?;
+                            g.slots.insert(v, slot);
+                        }
+                    }
                 }
             }
+        }
+    }
+    // Everything that can fail first (allocations for copies), then the
+    // caller's descriptors, which a failing call leaves untouched.
+    let mut finals: Vec<Option<(PointerValue, IntValue)>> = vec![None; plan.len()];
+    for (k, r) in plan.iter().enumerate() {
+        let Some(v) = r.array else { continue };
+        let data = out_data[&k];
+        let len = g.size(v)?;
+        let dst = if r.owned && !f.staged.contains(&v) {
+            g.slots[&v]
+        } else if r.owned {
+            // Copy into the caller's storage, or hand our buffer over.
+            let src = g.array_ptr(v)?;
+            let bytes = g.bytes(v)?;
+            g.copy_or_keep(data, src, bytes)?
+        } else {
+            let cap = g.cap_bytes(v)?;
+            let dst = g.alloc_or_use(data, cap, v)?;
+            let src = g.array_ptr(v)?;
+            let bytes = g.bytes(v)?;
+            g.b.build_memcpy(dst, 1, src, 1, bytes)?;
+            dst
+        };
+        finals[k] = Some((dst, len));
+    }
+    for (k, r) in plan.iter().enumerate() {
+        if r.array.is_some() {
+            let (dst, len) = finals[k].unwrap();
             let desc = out_ptrs[k];
             g.b.build_store(desc, dst)?;
             let shape = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), desc, &[cx.i64_type().const_int(8, false)], "shape")? };
@@ -283,7 +252,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     // Hand over what the caller now owns, free the rest.
     for (k, r) in plan.iter().enumerate() {
         if r.array.is_some() {
-            let (dst, _, _) = finals[k].unwrap();
+            let (dst, _) = finals[k].unwrap();
             for a in g.allocs.clone() {
                 let cur = g.b.build_load(ptr, a, "a")?.into_pointer_value();
                 let same = g.b.build_int_compare(IntPredicate::EQ, cur, dst, "handed")?;
@@ -329,58 +298,6 @@ fn result_plan(f: &Function) -> Vec<ResultPlan> {
             _ => ResultPlan { array: None, owned: false },
         })
         .collect()
-}
-
-/// Must results be staged? Yes if anything can fail after entry, or some
-/// array's size is only known later.
-fn is_staged(f: &Function) -> bool {
-    let block_fallible = |b: &Block| b.stmts.iter().any(|s| stmt_fallible(f, s));
-    // Only integer division by a divisor that may be zero can fail.
-    fn stmt_fallible(f: &Function, s: &Stmt) -> bool {
-        match s {
-            Stmt::Assign { rhs, dst, .. } => match rhs {
-                Rhs::Index(..) => true,
-                Rhs::Binary(BinOp::Div | BinOp::Rem, _, d) => {
-                    f.var(*dst).ty.prim().is_int()
-                        && !matches!(d, Operand::Const(Const::I32(x)) if *x != 0)
-                        && !matches!(d, Operand::Const(Const::I64(x)) if *x != 0)
-                }
-                _ => false,
-            },
-            Stmt::If { then, els, .. } => {
-                then.stmts.iter().any(|s| stmt_fallible(f, s)) || els.stmts.iter().any(|s| stmt_fallible(f, s))
-            }
-        }
-    }
-    let lambda_fallible = |l: &Lambda| block_fallible(&l.body);
-    for s in &f.steps {
-        match s {
-            Step::Stmt(s) => {
-                if stmt_fallible(f, s) {
-                    return true;
-                }
-            }
-            // C code may fail, and its results' sizes are known only after it.
-            Step::Call(_) => return true,
-            Step::Loop(n) => {
-                for l in n.root.body.leaves() {
-                    // A gather's index may be out of range.
-                    if matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. }) || l.lambda().map(lambda_fallible).unwrap_or(false) {
-                        return true;
-                    }
-                }
-            }
-        }
-    }
-    // Everything allocated and every result's room must be known on entry.
-    let entry_known = |s: &SizeExpr| match s {
-        SizeExpr::Dim(..) => true,
-        SizeExpr::Scalar(Operand::Const(Const::I64(n))) => *n >= 0,
-        SizeExpr::Scalar(_) => false,
-    };
-    let stored = f.nests().flat_map(|n| n.store_arrays());
-    let results = f.results.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None });
-    stored.chain(results).any(|v| f.capacity.get(&v).map(|c| !entry_known(c)).unwrap_or(false))
 }
 
 fn reg_ty<'ctx>(cx: &'ctx Context, p: Prim) -> BasicTypeEnum<'ctx> {

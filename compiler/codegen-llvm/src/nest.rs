@@ -107,7 +107,7 @@ fn owned_by(b: &Body, owner: StateOwner) -> Vec<LoopBody> {
 }
 
 impl<'a, 'ctx> Gen<'a, 'ctx> {
-    pub(super) fn nest(&mut self, n: &LoopNest, staged: bool) -> R<()> {
+    pub(super) fn nest(&mut self, n: &LoopNest) -> R<()> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let extent = self.size_expr(&n.root.extent)?;
@@ -124,8 +124,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let msg = format!("{}: negative size", self.f.location(*span));
             self.fail_if(neg, ERR_NEGATIVE_SIZE, &msg, Some(size), None)?;
         }
-        if staged {
-            for s in &n.stores {
+        // Arrays without storage yet (intermediates, staged results) get
+        // afc's own, now that their room is known.
+        for s in &n.stores {
+            if !self.slots.contains_key(&s.array) {
                 let bytes = self.cap_bytes(s.array)?;
                 let p = self.alloc(bytes, s.array)?;
                 self.slots.insert(s.array, p);

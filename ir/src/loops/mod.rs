@@ -374,6 +374,11 @@ pub enum Step {
     Stmt(Stmt),
     Loop(LoopNest),
     Call(Call),
+    /// Checks that every array result fits the caller's storage, before
+    /// anything is written there (LANGUAGE.md); from here on results are
+    /// made in their final storage. Placed once every result's room is
+    /// known; one per function with array results.
+    CheckRoom,
 }
 
 #[derive(Clone, Debug)]
@@ -392,6 +397,10 @@ pub struct Function {
     pub same_size: Vec<Vec<VarId>>,
     /// The vector math library its loops may call (under `--fast-math`).
     pub vector_math: Option<VectorMath>,
+    /// Results made before `CheckRoom` (their room was not known yet): made
+    /// in afc's own buffers and copied into the caller's storage at the end.
+    /// Every other result is written once, in place.
+    pub staged: Vec<VarId>,
     /// `FILE:LINE:COL` of a span, for run-time error messages.
     pub locations: IndexMap<Span, String>,
     pub span: Span,
@@ -418,6 +427,43 @@ impl Function {
     }
     pub fn nests_mut(&mut self) -> impl Iterator<Item = &mut LoopNest> {
         self.steps.iter_mut().filter_map(|s| if let Step::Loop(n) = s { Some(n) } else { None })
+    }
+    /// The array results, each once, that this function makes itself
+    /// (not parameters).
+    pub fn made_results(&self) -> Vec<VarId> {
+        let params: Vec<VarId> = self.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
+        let mut out = vec![];
+        for l in &self.results {
+            if let Operand::Var(v) = l.value {
+                if self.var(v).ty.is_array() && !params.contains(&v) && !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+    /// The variables each step defines, by step.
+    pub fn step_defs(&self, s: &Step) -> Vec<VarId> {
+        match s {
+            Step::Stmt(s) => crate::labelled::stmt_defs(s),
+            Step::Loop(n) => {
+                let mut out = n.store_arrays();
+                for l in n.root.body.leaves() {
+                    match l {
+                        LoopBody::ManyToOne { results, .. } => out.extend(results.iter().copied()),
+                        LoopBody::Filter { count, .. } => out.push(*count),
+                        _ => {}
+                    }
+                }
+                out
+            }
+            Step::Call(c) => {
+                let mut out = c.outputs.clone();
+                out.extend(c.arrays.iter().map(|(_, n)| *n));
+                out
+            }
+            Step::CheckRoom => vec![],
+        }
     }
 }
 

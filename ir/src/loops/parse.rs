@@ -784,6 +784,7 @@ impl Parser {
         self.expect("{")?;
         let (mut sizes, mut capacity, mut same_size, mut steps) = (IndexMap::new(), IndexMap::new(), vec![], vec![]);
         let mut vector_math = None;
+        let mut staged = vec![];
         while !self.eat("}") {
             if self.is("size") && matches!(self.peek_at(1), Tok::Var(..)) {
                 self.bump();
@@ -792,6 +793,13 @@ impl Parser {
                 let s = self.size()?;
                 sizes.insert(v, s);
                 capacity.insert(v, if self.eat("room") { self.size()? } else { s });
+            } else if self.is("check") && matches!(self.peek_at(1), Tok::Ident(s) if s == "room") {
+                self.bump();
+                self.bump();
+                steps.push(Step::CheckRoom);
+            } else if self.is("staged") {
+                self.bump();
+                staged = self.vars_in("[", "]")?;
             } else if self.is("check") {
                 self.bump();
                 self.expect("same")?;
@@ -815,7 +823,7 @@ impl Parser {
             } else if matches!(self.peek(), Tok::Var(..)) {
                 steps.push(Step::Stmt(self.stmt()?));
             } else {
-                return self.err("'size', 'check', 'vector math', 'nest', 'call', a statement or '}'");
+                return self.err("'size', 'check', 'vector math', 'staged', 'nest', 'call', a statement or '}'");
             }
         }
         let mut vars = vec![];
@@ -827,7 +835,7 @@ impl Parser {
                 None => VarInfo { name: "unused".into(), ty: VarTy::Scalar(Prim::I64), span: Span::default() },
             });
         }
-        Ok(Function { name, params, results, vars, steps, sizes, capacity, same_size, vector_math, locations: std::mem::take(&mut self.locations), span })
+        Ok(Function { name, params, results, vars, steps, sizes, capacity, same_size, vector_math, staged, locations: std::mem::take(&mut self.locations), span })
     }
 }
 

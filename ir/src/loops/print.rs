@@ -318,11 +318,16 @@ impl P<'_> {
         if let Some(VectorMath::Libmvec) = f.vector_math {
             self.line(1, "vector math libmvec");
         }
+        if !f.staged.is_empty() {
+            let text = format!("staged [{}]", self.vars(&f.staged));
+            self.line(1, &text);
+        }
         for s in &f.steps {
             match s {
                 Step::Stmt(s) => self.stmt(s, 1),
                 Step::Loop(n) => self.nest(n),
                 Step::Call(c) => self.call(c),
+                Step::CheckRoom => self.line(1, "check room"),
             }
         }
         self.line(0, "}");

@@ -300,9 +300,46 @@ pub fn verify(f: &Function) -> Result<(), String> {
             return Err(format!("check same size names %{}, which is not a parameter", f.var_name(*v)));
         }
     }
+    // Results: their room is checked once, after every result's room is
+    // known and before any is written in place; what is made before that
+    // is staged.
+    let results = f.made_results();
+    let checks = f.steps.iter().filter(|s| matches!(s, Step::CheckRoom)).count();
+    let has_array_results = f.results.iter().any(|l| matches!(l.value, Operand::Var(v) if f.var(v).ty.is_array()));
+    if checks != has_array_results as usize {
+        return Err(format!("fn {} has {} 'check room' steps, but {} array results", f.name, checks, if has_array_results { "has" } else { "no" }));
+    }
+    let mut known: IndexSet<VarId> = in_memory.clone();
+    for step in &f.steps {
+        if matches!(step, Step::CheckRoom) {
+            for l in &f.results {
+                if let Operand::Var(v) = l.value {
+                    if !f.var(v).ty.is_array() {
+                        continue;
+                    }
+                    let room = f.capacity.get(&v).or(f.sizes.get(&v));
+                    let need = match room {
+                        Some(SizeExpr::Dim(a, _)) | Some(SizeExpr::Scalar(Operand::Var(a))) => Some(*a),
+                        _ => None,
+                    };
+                    if let Some(a) = need.filter(|a| !known.contains(a)) {
+                        return Err(format!("'check room' comes before the room of result {} is known (%{})", l.c_name, f.var_name(a)));
+                    }
+                }
+            }
+            break;
+        }
+        let defs = f.step_defs(step);
+        for d in &defs {
+            if results.contains(d) && !f.staged.contains(d) {
+                return Err(format!("result %{} is made before its room is checked but is not staged", f.var_name(*d)));
+            }
+        }
+        known.extend(defs);
+    }
     for step in &f.steps {
         match step {
-            Step::Stmt(_) => {}
+            Step::Stmt(_) | Step::CheckRoom => {}
             Step::Call(c) => {
                 for a in &c.args {
                     if let Operand::Var(v) = a {

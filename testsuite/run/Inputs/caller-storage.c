@@ -14,9 +14,11 @@ int main(void) {
     printf("too small: rc=%d shape=%lld untouched=%d\n", rc, (long long)out2.shape[0], small[0] == -1 && small[1] == -1);
     printf("message: %s\n", afc_last_error());
 
+    /* 100 / (x - 2): the first element is written in place, the second fails. */
     int64_t room3[3] = {-7, -7, -7};
     afc_i64_1d out3 = {room3, {3}};
-    rc = quot(xs, 0, &out3);
-    printf("failing call: rc=%d untouched=%d\n", rc, room3[0] == -7 && room3[1] == -7 && room3[2] == -7 && out3.shape[0] == 3);
+    rc = quot(xs, 2, &out3);
+    printf("failing call: rc=%d descriptor untouched=%d\n", rc, out3.data == room3 && out3.shape[0] == 3);
+    printf("written in place before the failure: %lld\n", (long long)room3[0]);
     return 0;
 }
