@@ -5,7 +5,7 @@ import lit.formats
 
 config.name = "afc"
 config.test_format = lit.formats.ShTest()
-config.suffixes = [".acc", ".test"]
+config.suffixes = [".acc", ".test", ".lir"]
 config.excludes = ["Inputs", "bench", "drivers"]
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

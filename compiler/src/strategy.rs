@@ -147,7 +147,9 @@ fn uses_libm(b: &afc_ir::labelled::Block) -> bool {
 /// (a compute-bound loop gains nothing, and its loop vectoriser must stay
 /// free). The loop is unrolled to whole vectors of every stored type; the
 /// back end peels to alignment and falls back to normal stores when the
-/// outputs are not equally aligned.
+/// outputs are not equally aligned. The peel depends on where the caller's
+/// storage lies, so a nest whose float folds reassociate is not streamed:
+/// its results would then depend on the outputs' alignment.
 fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {
     if n.stores.is_empty() || n.root.paired {
         return;
@@ -157,6 +159,11 @@ fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelle
         Body::Leaf(l, o) => {
             if *o != 0 || matches!(l, LoopBody::Scatter { .. } | LoopBody::Cross { .. } | LoopBody::Filter { .. } | LoopBody::Scan { .. }) {
                 simple = false;
+            }
+            if let LoopBody::ManyToOne { acc: Accumulate::Lanes(_) | Accumulate::Tree(_), results, .. } = l {
+                if results.iter().any(|r| vars[r.0 as usize].ty.prim().is_float()) {
+                    simple = false;
+                }
             }
         }
         Body::When { .. } | Body::For(_) => simple = false,

@@ -786,7 +786,7 @@ impl Parser {
         let mut vector_math = None;
         let mut staged = vec![];
         while !self.eat("}") {
-            if self.is("size") && matches!(self.peek_at(1), Tok::Var(..)) {
+            if self.is("size") {
                 self.bump();
                 let v = self.var()?;
                 self.expect("=")?;

@@ -368,7 +368,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
                         }
                         // A streamed line is not in the cache: nothing in the
                         // nest may read the array back from memory.
-                        let read_back = n.root.body.leaves().iter().any(|l| l.memory_reads().contains(&s.array) || (l.reads().contains(&s.array) && !elements.contains(&s.array) && in_memory.contains(&s.array)));
+                        let read_back = n.root.body.leaves().iter().any(|l| l.memory_reads().contains(&s.array) || matches!(l, LoopBody::Scatter { outs, .. } if outs.contains(&s.array)));
                         if read_back {
                             return Err(format!("cluster {} streams %{} but also reads it from memory", n.cluster, f.var_name(s.array)));
                         }
