@@ -100,7 +100,8 @@ pub fn choose(f: &mut Function, cfg: &Config) {
 /// Places the one check of the results' room right after the last step
 /// that makes a room known (most rooms are parameters' sizes, known on
 /// entry); results made before it — only possible when a result's size is
-/// computed by the function — are staged and copied once all is checked.
+/// computed by the function — are staged and copied once all is checked,
+/// as are results an extern call makes (they are in its buffers).
 fn place_results(f: &mut Function) {
     use afc_ir::labelled::Operand;
     use loops::{SizeExpr, Step};
@@ -127,7 +128,9 @@ fn place_results(f: &mut Function) {
         }
     }
     let made = f.made_results();
-    f.staged = f.steps[..at].iter().flat_map(|s| f.step_defs(s)).filter(|d| made.contains(d)).collect();
+    let by_calls: Vec<VarId> = f.steps.iter().filter_map(|s| if let Step::Call(c) = s { Some(c.outputs.clone()) } else { None }).flatten().collect();
+    f.staged = f.steps[..at].iter().flat_map(|s| f.step_defs(s)).chain(by_calls).filter(|d| made.contains(d)).collect();
+    f.staged.dedup();
     f.steps.insert(at, Step::CheckRoom);
 }
 

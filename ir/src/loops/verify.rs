@@ -311,6 +311,13 @@ pub fn verify(f: &Function) -> Result<(), String> {
     }
     let mut known: IndexSet<VarId> = in_memory.clone();
     for step in &f.steps {
+        if let Step::Call(c) = step {
+            if let Some(o) = c.outputs.iter().find(|o| results.contains(o) && !f.staged.contains(o)) {
+                return Err(format!("result %{} is made by extern call '{}' in its own buffer, but is not staged", f.var_name(*o), c.name));
+            }
+        }
+    }
+    for step in &f.steps {
         if matches!(step, Step::CheckRoom) {
             for l in &f.results {
                 if let Operand::Var(v) = l.value {
