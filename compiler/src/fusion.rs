@@ -8,7 +8,7 @@
 use afc_ir::cluster::Clustering;
 use afc_ir::fusion::FusionTree;
 use afc_ir::graph::DepGraph;
-use afc_ir::labelled::{Function, NodeId, NodeKind, VarId};
+use afc_ir::labelled::{Function, NodeId, VarId};
 use afc_ir::sizes::SizeId;
 use indexmap::IndexSet;
 
@@ -101,8 +101,9 @@ fn level(cx: &Ctx, ms: &[NodeId], size: SizeId) -> FusionTree {
     for n in ms.iter().filter(|n| cx.size(**n) == size) {
         let mut tree = FusionTree::Leaf(*n);
         let mut nodes = vec![*n];
-        if let NodeKind::Filter { outputs, .. } = &f.node(*n).kind {
-            let sub = sizes.of_array[&outputs[0]];
+        // A transducer (a filter) carries the members at its sub-rate.
+        if f.node(*n).comb().transducer() {
+            let sub = sizes.of_array[&f.node(*n).outputs()[0]];
             let below: Vec<NodeId> = ms.iter().copied().filter(|m| sizes.path(cx.size(*m), sub).is_some()).collect();
             if !below.is_empty() {
                 let then = level(cx, &below, sub);

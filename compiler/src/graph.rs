@@ -22,8 +22,8 @@ fn deps_of(
 ) {
     if let Some(p) = producer[v.0 as usize] {
         let node = f.node(p);
-        let reason = if let NodeKind::Extern { func, .. } = &node.kind {
-            format!("'{}' is made by extern fn '{}', complete only once it returns{}", f.var(v).name, func, via)
+        let reason = if node.is_barrier() {
+            format!("'{}' is made by {}, complete only once it returns{}", f.var(v).name, node.comb().what(), via)
         } else if f.var(v).ty.is_array() {
             format!("'{}' is read by random access{}", f.var(v).name, via)
         } else {
@@ -88,10 +88,8 @@ fn indexed_in(b: &Block, out: &mut IndexSet<VarId>) {
 /// Why an array made by `p` cannot be fused into its reader, if `p` is an
 /// extern call.
 fn barrier(f: &Function, p: NodeId, x: VarId) -> Option<String> {
-    match &f.node(p).kind {
-        NodeKind::Extern { func, .. } => Some(format!("'{}' is made by extern fn '{}', complete only once it returns", f.var(x).name, func)),
-        _ => None,
-    }
+    let node = f.node(p);
+    node.is_barrier().then(|| format!("'{}' is made by {}, complete only once it returns", f.var(x).name, node.comb().what()))
 }
 
 pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
@@ -182,14 +180,10 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
             }
         }
         for (p, (reason, v)) in deps {
-            let reason = match &node.kind {
-                NodeKind::Force { .. } if node.whole_inputs().iter().any(|v| producer[v.0 as usize] == Some(p)) => {
-                    format!("force of '{}'", f.node(p).name)
-                }
-                NodeKind::Cross { .. } if node.whole_inputs().contains(&v) => {
-                    format!("cross '{}' reads '{}' whole", node.name, f.var(v).name)
-                }
-                _ => reason,
+            // A combinator that reads an array whole says why.
+            let reason = match node.whole_inputs().iter().find(|w| producer[w.0 as usize] == Some(p)) {
+                Some(w) => node.comb().why_whole(f, &node.name, *w, &f.node(p).name).unwrap_or(reason),
+                None => reason,
             };
             add(&mut graph, p, c, EdgeKind::Preventing { reason }, v);
         }

@@ -7,8 +7,9 @@ use afc_ir::cluster::Clustering;
 use afc_ir::diag::SourceFile;
 use afc_ir::fusion::FusionTree;
 use afc_ir::graph::DepGraph;
+use afc_ir::combinator::Lowered;
 use afc_ir::labelled::*;
-use afc_ir::loops::{self, Accumulate, Body, FilterWrite, Loop, LoopBody, LoopNest, SizeExpr, Step, Store, StoreMode};
+use afc_ir::loops::{self, Body, Loop, LoopBody, LoopNest, SizeExpr, Step, Store, StoreMode};
 use afc_ir::sizes::{SizeOrigin, Sizes};
 use indexmap::IndexMap;
 use std::collections::HashSet;
@@ -73,69 +74,9 @@ pub fn lower(
     let leaf = |n: NodeId| -> LoopBody {
         let node = f.node(n);
         let lam = |l: &Lambda| Lambda { params: l.params.clone(), body: rewrite(&l.body), captures: l.captures.clone() };
-        match &node.kind {
-            NodeKind::Map { f: l, inputs, outputs } => {
-                LoopBody::OneToOne { name: node.name.clone(), reads: inputs.clone(), f: lam(l), outs: outputs.clone() }
-            }
-            NodeKind::Generate { f: l, outputs, .. } => LoopBody::FromIndex { name: node.name.clone(), f: lam(l), outs: outputs.clone() },
-            NodeKind::Scan { dir, op, init, inputs, outputs } => LoopBody::Scan {
-                name: node.name.clone(),
-                dir: *dir,
-                init: init.clone(),
-                reads: inputs.clone(),
-                op: lam(op),
-                outs: outputs.clone(),
-                state: None,
-            },
-            NodeKind::Reverse { inputs, outputs, .. } => {
-                LoopBody::Reverse { name: node.name.clone(), reads: inputs.clone(), outs: outputs.clone() }
-            }
-            // A force is a copy read from memory: its input is manifest, made
-            // by an earlier cluster; its output fuses with its consumers.
-            NodeKind::Force { f: l, inputs, outputs } => {
-                LoopBody::OneToOne { name: node.name.clone(), reads: inputs.clone(), f: lam(l), outs: outputs.clone() }
-            }
-            NodeKind::Gather { index, source, outputs, .. } => LoopBody::Gather {
-                name: node.name.clone(),
-                index: *index,
-                source: source.clone(),
-                outs: outputs.clone(),
-                span: node.span,
-            },
-            NodeKind::Scatter { op, dest, src, outputs } => LoopBody::Scatter {
-                name: node.name.clone(),
-                dest: dest.clone(),
-                src: src.clone(),
-                op: lam(op),
-                outs: outputs.clone(),
-                span: node.span,
-            },
-            NodeKind::Extern { .. } => unreachable!("an extern call is a step of its own"),
-            NodeKind::Cross { inputs, split, outputs, .. } => LoopBody::Cross {
-                name: node.name.clone(),
-                first: inputs[..*split].to_vec(),
-                second: inputs[*split..].to_vec(),
-                outs: outputs.clone(),
-                at: None,
-            },
-            NodeKind::Filter { p, inputs, outputs, count } => LoopBody::Filter {
-                name: node.name.clone(),
-                reads: inputs.clone(),
-                p: lam(p),
-                outs: outputs.clone(),
-                count: *count,
-                state: None,
-                write: FilterWrite::Branch,
-            },
-            NodeKind::Fold { op, init, inputs, outputs } => LoopBody::ManyToOne {
-                name: node.name.clone(),
-                init: init.clone(),
-                reads: inputs.clone(),
-                op: lam(op),
-                results: outputs.clone(),
-                state: None,
-                acc: Accumulate::Chain,
-            },
+        match node.comb().lower(&node.name, node.span, &lam) {
+            Lowered::Body(b) => b,
+            Lowered::Call { .. } => unreachable!("a barrier is a step of its own"),
         }
     };
     let orders = afc_ir::cluster::orders(f, g, c).expect("clusterings are checked before lowering");
@@ -187,7 +128,8 @@ pub fn lower(
     flush(&mut pending, &mut available, &mut steps);
     for (k, (members, t)) in c.clusters.iter().zip(trees).enumerate() {
         let first = members[0];
-        if let NodeKind::Extern { func, args, outputs, arrays, .. } = &f.node(first).kind {
+        let lowered = f.node(first).comb().lower(&f.node(first).name, f.node(first).span, &|l: &Lambda| l.clone());
+        if let Lowered::Call { func, args, outputs, arrays } = &lowered {
             let node = f.node(first);
             assert_eq!(members.len(), 1, "an extern call fuses with nothing");
             let (args, outputs, arrays) = (args.clone(), outputs.clone(), arrays.clone());
@@ -228,13 +170,14 @@ pub fn lower(
         let extent = size_of_class(root);
         let mut labels = vec![];
         for m in members {
-            if let NodeKind::Gather { index, source, .. } = &f.node(*m).kind {
+            let c = f.node(*m).comb();
+            if let Some(source) = c.gathered().first() {
                 labels.push(loops::GatherIndex {
                     label: g.gather_label[m],
                     name: f.node(*m).name.clone(),
-                    index: *index,
+                    index: c.streamed()[0],
                     order: orders[m.0 as usize],
-                    source: source[0],
+                    source: *source,
                     span: f.node(*m).span,
                 });
             }
@@ -242,16 +185,13 @@ pub fn lower(
         // The span of the node whose size this is, for a negative-size error.
         let span = members
             .iter()
-            .find(|n| matches!(f.node(**n).kind, NodeKind::Generate { .. }))
+            .find(|n| f.node(**n).comb().size_arg().is_some())
             .map(|n| f.node(*n).span)
             .unwrap_or(f.node(first).span);
         // A cross run in order (not at a gather's indices) is the root of
         // its nest, which is two loops: over its first argument, and inside
         // that over its second; every member runs in the inner one.
-        let split = members.iter().find_map(|m| match &f.node(*m).kind {
-            NodeKind::Cross { inputs, split, .. } if orders[m.0 as usize] <= 1 => Some((inputs[0], inputs[*split])),
-            _ => None,
-        });
+        let split = members.iter().filter(|m| orders[m.0 as usize] <= 1).find_map(|m| f.node(*m).comb().nested_over());
         let root = match split {
             Some((a, bb)) => {
                 let inner = VarId(vars.len() as u32);
@@ -271,9 +211,10 @@ pub fn lower(
         let checks = members
             .iter()
             .filter(|m| orders[m.0 as usize] >= 2)
-            .filter_map(|m| match &f.node(*m).kind {
-                NodeKind::Generate { size, .. } if !matches!(size, Operand::Const(Const::I64(n)) if *n >= 0) => Some((*size, f.node(*m).span)),
-                _ => None,
+            .filter_map(|m| match f.node(*m).comb().size_arg() {
+                Some(Operand::Const(Const::I64(n))) if n >= 0 => None,
+                Some(size) => Some((size, f.node(*m).span)),
+                None => None,
             })
             .collect();
         steps.push(Step::Loop(LoopNest { cluster: k, root, stores, span, labels, checks, streaming_from: None }));

@@ -1,8 +1,9 @@
-//! Size inference (papers/000 §1.3) for same-size combinators: constraint
-//! generation from each node, solving by union-find, then rejection of
-//! programs that need a rigid size equal to anything but itself.
+//! Size inference (papers/000 §1.3): each combinator states its
+//! constraints (`Combinator::sizes`), solved here by union-find; a program
+//! that needs a rigid size equal to anything but itself is rejected.
 
 use afc_ir::diag::{Diagnostic, Span};
+use afc_ir::combinator::{Iterates, Rigid, SizeRules};
 use afc_ir::labelled::*;
 use afc_ir::sizes::{SizeId, SizeOrigin, Sizes};
 use indexmap::IndexMap;
@@ -33,158 +34,149 @@ impl Uf {
     }
 }
 
-/// Infers the size of every array and the iteration size of every node.
-pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
-    let arrays: Vec<VarId> = (0..f.vars.len() as u32).map(VarId).filter(|v| f.var(*v).ty.is_array()).collect();
-    let index: HashMap<VarId, usize> = arrays.iter().enumerate().map(|(i, v)| (*v, i)).collect();
-    let mut uf = Uf { parent: (0..arrays.len()).collect(), keys: vec![vec![]; arrays.len()], witness: arrays.clone() };
-    for p in f.param_vars() {
-        if let Some(&i) = index.get(&p) {
-            uf.keys[i].push(Key::Param(p));
+/// The solver behind `SizeRules`: union-find over the arrays' sizes.
+struct Solver<'a> {
+    f: &'a Function,
+    uf: Uf,
+    index: HashMap<VarId, usize>,
+    /// What made each rigid size (by its scalar), for diagnostics.
+    rigid_cause: Vec<(Operand, Rigid, NodeId)>,
+    /// Arrays extern calls return, with the extern's name.
+    returned_by: IndexMap<VarId, String>,
+    /// Scalars bound to `length(a)` name a's size.
+    length_of: HashMap<VarId, VarId>,
+    /// The node whose rules are being applied, and its span.
+    node: NodeId,
+    span: Span,
+}
+
+impl Solver<'_> {
+    fn describe(&self, ks: &[Key]) -> String {
+        let f = self.f;
+        match ks.iter().find(|k| matches!(k, Key::Rigid(_))) {
+            Some(Key::Rigid(o)) => match self.rigid_cause.iter().find(|(s, _, _)| s == o) {
+                Some((_, Rigid::Filter, n)) => format!("the size of filter '{}''s result, known only at run time", f.node(*n).name),
+                Some((_, Rigid::Cross, n)) => format!("the size of cross '{}''s result, n·m, a size of its own", f.node(*n).name),
+                None => format!(
+                    "a size known only at run time ({})",
+                    match o {
+                        Operand::Const(c) => c.to_string(),
+                        Operand::Var(v) => format!("'{}'", f.var(*v).name),
+                    }
+                ),
+            },
+            _ => match ks.iter().find_map(|k| if let Key::Returned(v) = k { Some(*v) } else { None }) {
+                Some(v) if !ks.iter().any(|k| matches!(k, Key::Param(_))) => {
+                    format!("the size of what extern fn '{}' returns, known once it returns", self.returned_by[&v])
+                }
+                _ => "the size of a parameter".to_string(),
+            },
         }
     }
-    // Each filter's count names the size of its result.
-    let filter_of: HashMap<VarId, NodeId> = f
-        .node_ids()
-        .filter_map(|n| if let NodeKind::Filter { count, .. } = f.node(n).kind { Some((count, n)) } else { None })
-        .collect();
-    let cross_of: Vec<(Operand, NodeId)> = f
-        .node_ids()
-        .filter_map(|n| if let NodeKind::Cross { size, .. } = f.node(n).kind { Some((size, n)) } else { None })
-        .collect();
-    let returned_by: IndexMap<VarId, String> = f
-        .node_ids()
-        .flat_map(|n| match &f.node(n).kind {
-            NodeKind::Extern { func, arrays, .. } => arrays.iter().map(|(l, _)| (l[0], func.clone())).collect(),
-            _ => vec![],
-        })
-        .collect();
-    // Scalars bound to `length(a)` name a's size.
-    let mut length_of: HashMap<VarId, VarId> = HashMap::new();
-    for it in &f.items {
-        if let Item::Stmt(Stmt::Assign { dst, rhs: Rhs::Length(a, 0), .. }) = it {
-            length_of.insert(*dst, *a);
-        }
-    }
-    let unify = |uf: &mut Uf, a: VarId, b: VarId, span: Span| -> Result<(), Diagnostic> {
-        let (ra, rb) = (uf.find(index[&a]), uf.find(index[&b]));
+
+    fn unify(&mut self, a: VarId, b: VarId) -> Result<(), Diagnostic> {
+        let f = self.f;
+        let (ra, rb) = (self.uf.find(self.index[&a]), self.uf.find(self.index[&b]));
         if ra == rb {
             return Ok(());
         }
-        let (ka, kb) = (&uf.keys[ra], &uf.keys[rb]);
+        let (ka, kb) = (&self.uf.keys[ra], &self.uf.keys[rb]);
         // Merging is legal unless it equates a rigid size with a different
         // rigid size or with a parameter's size.
         let mut rigid: Vec<&Operand> = ka.iter().chain(kb).filter_map(|k| if let Key::Rigid(o) = k { Some(o) } else { None }).collect();
         rigid.dedup();
         let params = ka.iter().chain(kb).any(|k| matches!(k, Key::Param(_) | Key::Returned(_)));
         if rigid.len() > 1 || (!rigid.is_empty() && params) {
-            let (wa, wb) = (uf.witness[ra], uf.witness[rb]);
-            let describe = |ks: &Vec<Key>| -> String {
-                match ks.iter().find(|k| matches!(k, Key::Rigid(_))) {
-                    Some(Key::Rigid(Operand::Var(v))) if filter_of.contains_key(v) => {
-                        format!("the size of filter '{}''s result, known only at run time", f.node(filter_of[v]).name)
-                    }
-                    Some(Key::Rigid(o)) if cross_of.iter().any(|(s, _)| s == o) => {
-                        let n = cross_of.iter().find(|(s, _)| s == o).unwrap().1;
-                        format!("the size of cross '{}''s result, n·m, a size of its own", f.node(n).name)
-                    }
-                    Some(Key::Rigid(o)) => format!("a size known only at run time ({})", match o {
-                        Operand::Const(c) => c.to_string(),
-                        Operand::Var(v) => format!("'{}'", f.var(*v).name),
-                    }),
-                    _ => match ks.iter().find_map(|k| if let Key::Returned(v) = k { Some(*v) } else { None }) {
-                        Some(v) if !ks.iter().any(|k| matches!(k, Key::Param(_))) => {
-                            format!("the size of what extern fn '{}' returns, known once it returns", returned_by[&v])
-                        }
-                        _ => "the size of a parameter".to_string(),
-                    },
-                }
-            };
-            return Err(Diagnostic::error(
-                span,
-                format!(
-                    "the sizes of '{}' and '{}' cannot be shown equal",
-                    f.var(wa).name,
-                    f.var(wb).name
-                ),
-            )
-            .with_label(f.var(wa).span, format!("'{}' has {}", f.var(wa).name, describe(ka)))
-            .with_label(f.var(wb).span, format!("'{}' has {}", f.var(wb).name, describe(kb)))
-            .with_note("sizes born inside the program are rigid: each equals only itself"));
+            let (wa, wb) = (self.uf.witness[ra], self.uf.witness[rb]);
+            return Err(Diagnostic::error(self.span, format!("the sizes of '{}' and '{}' cannot be shown equal", f.var(wa).name, f.var(wb).name))
+                .with_label(f.var(wa).span, format!("'{}' has {}", f.var(wa).name, self.describe(ka)))
+                .with_label(f.var(wb).span, format!("'{}' has {}", f.var(wb).name, self.describe(kb)))
+                .with_note("sizes born inside the program are rigid: each equals only itself"));
         }
-        let moved = std::mem::take(&mut uf.keys[rb]);
-        uf.keys[ra].extend(moved);
-        uf.parent[rb] = ra;
+        let moved = std::mem::take(&mut self.uf.keys[rb]);
+        self.uf.keys[ra].extend(moved);
+        self.uf.parent[rb] = ra;
         Ok(())
-    };
-    for n in f.node_ids() {
-        let node = f.node(n);
-        let mut group: Vec<VarId> = node.streamed_inputs().to_vec();
-        if !matches!(node.kind, NodeKind::Fold { .. } | NodeKind::Filter { .. } | NodeKind::Scatter { .. } | NodeKind::Extern { .. }) {
-            group.extend(node.outputs());
+    }
+
+    fn add_key(&mut self, a: VarId, k: Key) {
+        let r = self.uf.find(self.index[&a]);
+        self.uf.keys[r].push(k);
+    }
+}
+
+impl SizeRules for Solver<'_> {
+    fn same(&mut self, arrays: &[VarId]) -> Result<(), Diagnostic> {
+        for w in arrays.windows(2) {
+            self.unify(w[0], w[1])?;
         }
-        if let NodeKind::Scatter { dest, outputs, .. } = &node.kind {
-            // The result has the destination's size; dest's leaves share one.
-            let all: Vec<VarId> = dest.iter().chain(outputs).copied().collect();
-            for w in all.windows(2) {
-                unify(&mut uf, w[0], w[1], node.span)?;
-            }
-        }
-        if let NodeKind::Filter { outputs, count, .. } = &node.kind {
-            // A transducer: its result has a rigid size of its own.
-            let r = uf.find(index[&outputs[0]]);
-            uf.keys[r].push(Key::Rigid(Operand::Var(*count)));
-            for w in outputs.windows(2) {
-                unify(&mut uf, w[0], w[1], node.span)?;
-            }
-        }
-        if let NodeKind::Extern { arrays, .. } = &node.kind {
-            // Each array an extern call returns has a flexible size, like a
-            // parameter's: it may be equated with others and is checked
-            // once the call returns.
-            for (leaves, _) in arrays {
-                let r = uf.find(index[&leaves[0]]);
-                uf.keys[r].push(Key::Returned(leaves[0]));
-                for w in leaves.windows(2) {
-                    unify(&mut uf, w[0], w[1], node.span)?;
-                }
-            }
-        }
-        if let NodeKind::Cross { size, outputs, .. } = &node.kind {
-            // n·m, born here: a rigid size named by its scalar.
-            let r = uf.find(index[&outputs[0]]);
-            uf.keys[r].push(Key::Rigid(*size));
-        }
-        if let NodeKind::Generate { size, outputs, .. } = &node.kind {
-            let from = match size {
-                Operand::Var(v) => length_of.get(v).copied(),
-                _ => None,
-            };
-            match from {
-                Some(a) => group.push(a),
-                None => {
-                    let r = uf.find(index[&outputs[0]]);
-                    uf.keys[r].push(Key::Rigid(*size));
-                    // Two generates of the same scalar share one rigid size.
-                    let other = (0..arrays.len()).find(|&i| {
-                        let ri = uf.find(i);
-                        ri != r && uf.keys[ri].contains(&Key::Rigid(*size))
-                    });
-                    if let Some(o) = other {
-                        group.push(arrays[o]);
+        Ok(())
+    }
+    fn rigid(&mut self, array: VarId, size: Operand, cause: Rigid) -> Result<(), Diagnostic> {
+        self.rigid_cause.push((size, cause, self.node));
+        self.add_key(array, Key::Rigid(size));
+        Ok(())
+    }
+    fn sized(&mut self, array: VarId, size: Operand) -> Result<(), Diagnostic> {
+        let from = match size {
+            Operand::Var(v) => self.length_of.get(&v).copied(),
+            _ => None,
+        };
+        match from {
+            Some(a) => self.unify(array, a),
+            None => {
+                self.add_key(array, Key::Rigid(size));
+                // Two generates of the same scalar share one rigid size.
+                let r = self.uf.find(self.index[&array]);
+                let n = self.uf.parent.len();
+                let other = (0..n).find(|&i| {
+                    let ri = self.uf.find(i);
+                    ri != r && self.uf.keys[ri].contains(&Key::Rigid(size))
+                });
+                match other {
+                    Some(o) => {
+                        let w = self.uf.witness[o];
+                        self.unify(array, w)
                     }
+                    None => Ok(()),
                 }
             }
         }
-        for w in group.windows(2) {
-            unify(&mut uf, w[0], w[1], node.span)?;
+    }
+    fn returned(&mut self, array: VarId, func: &str) {
+        self.returned_by.insert(array, func.to_string());
+        self.add_key(array, Key::Returned(array));
+    }
+}
+
+/// Infers the size of every array and the iteration size of every node:
+/// each combinator's rules (its `Combinator::sizes`), then `zip`'s.
+pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
+    let arrays: Vec<VarId> = (0..f.vars.len() as u32).map(VarId).filter(|v| f.var(*v).ty.is_array()).collect();
+    let index: HashMap<VarId, usize> = arrays.iter().enumerate().map(|(i, v)| (*v, i)).collect();
+    let uf = Uf { parent: (0..arrays.len()).collect(), keys: vec![vec![]; arrays.len()], witness: arrays.clone() };
+    let mut length_of: HashMap<VarId, VarId> = HashMap::new();
+    for it in &f.items {
+        if let Item::Stmt(Stmt::Assign { dst, rhs: Rhs::Length(a, 0), .. }) = it {
+            length_of.insert(*dst, *a);
         }
+    }
+    let mut sv = Solver { f, uf, index, rigid_cause: vec![], returned_by: IndexMap::new(), length_of, node: NodeId(0), span: f.span };
+    for p in f.param_vars() {
+        if let Some(&i) = sv.index.get(&p) {
+            sv.uf.keys[i].push(Key::Param(p));
+        }
+    }
+    for n in f.node_ids() {
+        sv.node = n;
+        sv.span = f.node(n).span;
+        f.node(n).comb().sizes(&mut sv)?;
     }
     for (vs, span) in &f.same_size {
-        for w in vs.windows(2) {
-            unify(&mut uf, w[0], w[1], *span)?;
-        }
+        sv.span = *span;
+        sv.same(vs)?;
     }
+    let Solver { mut uf, returned_by, .. } = sv;
     // Number the classes in order of first appearance.
     let mut class_of_root: IndexMap<usize, SizeId> = IndexMap::new();
     let mut classes = vec![];
@@ -206,23 +198,21 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
         });
         of_array.insert(*v, id);
     }
-    // An extern call iterates ⊥ (papers/000 Fig. 1.6): a class of its own.
+    // A barrier (an extern call) iterates ⊥ (papers/000 Fig. 1.6): a class of its own.
     let iteration: Vec<SizeId> = f
         .node_ids()
-        .map(|n| {
-            let node = f.node(n);
-            if node.is_barrier() {
+        .map(|n| match f.node(n).comb().iterates() {
+            Iterates::Input(a) | Iterates::Output(a) => of_array[&a],
+            Iterates::Nothing => {
                 classes.push(SizeOrigin::Unknown);
-                return SizeId(classes.len() as u32 - 1);
+                SizeId(classes.len() as u32 - 1)
             }
-            let a = node.streamed_inputs().first().or(node.outputs().first()).copied().unwrap();
-            of_array[&a]
         })
         .collect();
     let mut transducer = vec![None; classes.len()];
     for n in f.node_ids() {
-        if let NodeKind::Filter { outputs, .. } = &f.node(n).kind {
-            transducer[of_array[&outputs[0]].0 as usize] = Some(n);
+        if f.node(n).comb().transducer() {
+            transducer[of_array[&f.node(n).outputs()[0]].0 as usize] = Some(n);
         }
     }
     let returned = returned_by.keys().copied().collect();

@@ -15,7 +15,7 @@
 
 use crate::cluster::{orders, read_order, Clustering};
 use crate::graph::DepGraph;
-use crate::labelled::{Block, Function, NodeKind, Operand, Rhs, Stmt, VarId};
+use crate::labelled::{Block, Function, Operand, Rhs, Stmt, VarId};
 use crate::sizes::{SizeId, Sizes};
 use indexmap::{IndexMap, IndexSet};
 use std::fmt::{self, Write};
@@ -133,14 +133,15 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
             }
             for n in members {
                 let node = f.node(*n);
-                match &node.kind {
-                    NodeKind::Scatter { dest, .. } => dest.iter().for_each(|d| cost.reads.add_size(size(*d), 1)),
-                    NodeKind::Extern { inputs, .. } => inputs.iter().for_each(|x| cost.reads.add_size(size(*x), 1)),
-                    NodeKind::Cross { inputs, outputs, .. } => {
-                        let s = at(ord[n.0 as usize], size(outputs[0]));
-                        cost.reads.add_size(s, inputs.len() as i64);
+                // Arrays read whole (not streamed): once, or once per
+                // output element (a cross's arguments).
+                let c = node.comb();
+                for x in c.whole().iter().filter(|x| !c.streamed().contains(x)) {
+                    if c.whole_read_per_element() {
+                        cost.reads.add_size(at(ord[n.0 as usize], size(c.outputs()[0])), 1);
+                    } else {
+                        cost.reads.add_size(size(*x), 1);
                     }
-                    _ => {}
                 }
             }
             cost.reads.constant += scalars_read.len() as i64;

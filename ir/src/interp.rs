@@ -206,7 +206,7 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
         }
     }
     match &n.kind {
-        NodeKind::Map { f: l, inputs, outputs } => {
+        NodeKind::Map(Map { f: l, inputs, outputs }) => {
             let len = env.array(inputs[0]).len();
             for i in inputs {
                 let m = env.array(*i).len();
@@ -229,7 +229,7 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
-        NodeKind::Generate { size, f: l, outputs } => {
+        NodeKind::Generate(Generate { size, f: l, outputs }) => {
             let len = env.scalar(size).as_i64();
             if len < 0 {
                 return Err(RuntimeError { kind: ErrorKind::NegativeSize(len), span: n.span });
@@ -245,7 +245,7 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
-        NodeKind::Filter { p, inputs, outputs, count } => {
+        NodeKind::Filter(Filter { p, inputs, outputs, count }) => {
             let len = env.array(inputs[0]).len();
             let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| vec![]).collect();
             for i in 0..len {
@@ -261,7 +261,7 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
-        NodeKind::Scan { dir, op, init, inputs, outputs } => {
+        NodeKind::Scan(Scan { dir, op, init, inputs, outputs }) => {
             let len = env.array(inputs[0]).len();
             let mut acc: Vec<Scalar> = init.iter().map(|o| env.scalar(o)).collect();
             let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| vec![acc[0]; len]).collect();
@@ -285,8 +285,8 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
-        NodeKind::Reverse { inputs, outputs, .. } | NodeKind::Force { inputs, outputs, .. } => {
-            let rev = matches!(n.kind, NodeKind::Reverse { .. });
+        NodeKind::Reverse(Reverse { inputs, outputs, .. }) | NodeKind::Force(Force { inputs, outputs, .. }) => {
+            let rev = matches!(n.kind, NodeKind::Reverse(Reverse { .. }));
             for (i, o) in inputs.iter().zip(outputs) {
                 let mut v = env.array(*i).clone();
                 if rev {
@@ -295,8 +295,8 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
-        NodeKind::Extern { func, .. } => return Err(RuntimeError { kind: ErrorKind::Extern(func.clone()), span: n.span }),
-        NodeKind::Cross { inputs, split, outputs, .. } => {
+        NodeKind::Extern(Extern { func, .. }) => return Err(RuntimeError { kind: ErrorKind::Extern(func.clone()), span: n.span }),
+        NodeKind::Cross(Cross { inputs, split, outputs, .. }) => {
             let (a, b) = inputs.split_at(*split);
             let (rows, m) = (env.array(a[0]).len(), env.array(b[0]).len());
             let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| room(rows * m, n.span)).collect::<R<_>>()?;
@@ -312,7 +312,7 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
-        NodeKind::Gather { index, source, outputs, .. } => {
+        NodeKind::Gather(Gather { index, source, outputs, .. }) => {
             let is = env.array(*index).clone();
             let len = env.array(source[0]).len() as i64;
             let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| Vec::with_capacity(is.len())).collect();
@@ -329,7 +329,7 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
-        NodeKind::Scatter { op, dest, src, outputs } => {
+        NodeKind::Scatter(Scatter { op, dest, src, outputs }) => {
             let mut outs: Vec<Vec<Scalar>> = dest.iter().map(|d| env.array(*d).clone()).collect();
             let len = outs[0].len() as i64;
             for j in 0..env.array(src[0]).len() {
@@ -351,7 +351,7 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 env.slots[o.0 as usize] = Slot::A(v);
             }
         }
-        NodeKind::Fold { op, init, inputs, outputs } => {
+        NodeKind::Fold(Fold { op, init, inputs, outputs }) => {
             let len = env.array(inputs[0]).len();
             let mut acc: Vec<Scalar> = init.iter().map(|o| env.scalar(o)).collect();
             for i in 0..len {

@@ -207,50 +207,57 @@ pub struct Lambda {
     pub captures: Vec<VarId>,
 }
 
-/// Array combinators, the nodes of the dependency graph.
+pub use crate::combinator::{Combinator, Cross, Extern, Filter, Fold, Force, Gather, Generate, Map, Reverse, Scan, Scatter};
+
+/// Array combinators, the nodes of the dependency graph. Each variant's
+/// facts are its `Combinator` entry (`ir/src/combinator.rs`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeKind {
-    /// `outputs[k][i] = f(inputs[0][i], …)[k]`; one lambda parameter per input leaf.
-    Map { f: Lambda, inputs: Vec<VarId>, outputs: Vec<VarId> },
-    /// `outputs[k][i] = f(i)[k]` for `i < size`.
-    Generate { size: Operand, f: Lambda, outputs: Vec<VarId> },
-    /// `outputs = op(…op(init, input[0])…, input[n-1])`; the lambda's parameters
-    /// are the accumulator leaves then the element leaves.
-    Fold { op: Lambda, init: Vec<Operand>, inputs: Vec<VarId>, outputs: Vec<VarId> },
-    /// The elements of `inputs` (one array per leaf) for which `p` holds, in
-    /// order, into `outputs`; `count` is how many (the outputs' run-time
-    /// size, known once the filter has run). A transducer: its consumers
-    /// iterate at the sub-rate `count`.
-    Filter { p: Lambda, inputs: Vec<VarId>, outputs: Vec<VarId>, count: VarId },
-    /// A scan over `inputs` from `init`: `scanl`, `prescanl` or `scanr`.
-    /// The lambda's parameters are as the user wrote them: accumulator then
-    /// element for the left scans, element then accumulator for `scanr`.
-    Scan { dir: ScanKind, op: Lambda, init: Vec<Operand>, inputs: Vec<VarId>, outputs: Vec<VarId> },
-    /// `outputs[i] = inputs[n-1-i]`; `f` is the identity on the element leaves.
-    Reverse { f: Lambda, inputs: Vec<VarId>, outputs: Vec<VarId> },
-    /// `outputs[j] = source[index[j]]`: the index array is streamed, the
-    /// source read by random access (checked). `f` is the identity.
-    Gather { f: Lambda, index: VarId, source: Vec<VarId>, outputs: Vec<VarId> },
-    /// The identity that forbids fusing the producer of `inputs` with the
-    /// consumers of `outputs`: `inputs` are manifest and read from memory.
-    Force { f: Lambda, inputs: Vec<VarId>, outputs: Vec<VarId> },
-    /// `outputs` = a copy of `dest`, then for each `(index[j], values[j])`,
-    /// `outputs[i] = op(outputs[i], v)`; a negative index is skipped. The
-    /// lambda's parameters are the old element's leaves then the value's.
-    /// `src[0]` is the index array, `src[1..]` the value leaves.
-    Scatter { op: Lambda, dest: Vec<VarId>, src: Vec<VarId>, outputs: Vec<VarId> },
-    /// All pairs, row-major: `outputs[i·m + j] = (inputs[..split][i],
-    /// inputs[split..][j])` for `size = n·m` elements. Both arguments are
-    /// read whole (the first has another size than the result, the second
-    /// is consumed whole, papers/000 Fig. 1.10); `f` is the identity.
-    Cross { f: Lambda, size: Operand, inputs: Vec<VarId>, split: usize, outputs: Vec<VarId> },
-    /// A call of an `extern fn`: a fusion barrier (papers/000's `external`,
-    /// iteration size ⊥). `args` are the flattened parameter leaves (array
-    /// arguments are read whole, from memory); `outputs` the flattened result
-    /// leaves in C order; `inputs` the array arguments among `args`. Each
-    /// array result is `(its leaves, its length)`: a rigid size known once
-    /// the call returns. `f` is empty.
-    Extern { f: Lambda, func: String, args: Vec<Operand>, inputs: Vec<VarId>, outputs: Vec<VarId>, arrays: Vec<(Vec<VarId>, VarId)> },
+    Map(Map),
+    Generate(Generate),
+    Fold(Fold),
+    Filter(Filter),
+    Scan(Scan),
+    Reverse(Reverse),
+    Gather(Gather),
+    Force(Force),
+    Scatter(Scatter),
+    Cross(Cross),
+    Extern(Extern),
+}
+
+impl NodeKind {
+    /// The combinator's entry: every fact the stages need.
+    pub fn comb(&self) -> &dyn Combinator {
+        match self {
+            NodeKind::Map(c) => c,
+            NodeKind::Generate(c) => c,
+            NodeKind::Fold(c) => c,
+            NodeKind::Filter(c) => c,
+            NodeKind::Scan(c) => c,
+            NodeKind::Reverse(c) => c,
+            NodeKind::Gather(c) => c,
+            NodeKind::Force(c) => c,
+            NodeKind::Scatter(c) => c,
+            NodeKind::Cross(c) => c,
+            NodeKind::Extern(c) => c,
+        }
+    }
+    pub fn comb_mut(&mut self) -> &mut dyn Combinator {
+        match self {
+            NodeKind::Map(c) => c,
+            NodeKind::Generate(c) => c,
+            NodeKind::Fold(c) => c,
+            NodeKind::Filter(c) => c,
+            NodeKind::Scan(c) => c,
+            NodeKind::Reverse(c) => c,
+            NodeKind::Gather(c) => c,
+            NodeKind::Force(c) => c,
+            NodeKind::Scatter(c) => c,
+            NodeKind::Cross(c) => c,
+            NodeKind::Extern(c) => c,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -282,157 +289,64 @@ pub struct Node {
 }
 
 impl Node {
+    pub fn comb(&self) -> &dyn Combinator {
+        self.kind.comb()
+    }
     pub fn combinator(&self) -> &'static str {
-        match &self.kind {
-            NodeKind::Map { .. } => "map",
-            NodeKind::Generate { .. } => "generate",
-            NodeKind::Fold { .. } => "fold",
-            NodeKind::Filter { .. } => "filter",
-            NodeKind::Scan { dir, .. } => dir.name(),
-            NodeKind::Reverse { .. } => "reverse",
-            NodeKind::Gather { .. } => "gather",
-            NodeKind::Force { .. } => "force",
-            NodeKind::Scatter { .. } => "scatter",
-            NodeKind::Cross { .. } => "cross",
-            NodeKind::Extern { .. } => "extern",
-        }
+        self.comb().name()
     }
     /// Arrays read element by element in iteration order (fusible inputs).
     pub fn streamed_inputs(&self) -> &[VarId] {
-        match &self.kind {
-            NodeKind::Map { inputs, .. }
-            | NodeKind::Fold { inputs, .. }
-            | NodeKind::Filter { inputs, .. }
-            | NodeKind::Scan { inputs, .. }
-            | NodeKind::Reverse { inputs, .. }
-            | NodeKind::Force { inputs, .. } => inputs,
-            NodeKind::Gather { index, .. } => std::slice::from_ref(index),
-            NodeKind::Scatter { src, .. } => src,
-            NodeKind::Generate { .. } | NodeKind::Cross { .. } | NodeKind::Extern { .. } => &[],
-        }
+        self.comb().streamed()
     }
-    /// The traversal order the combinator requires, if any (papers/002 §3.3):
-    /// 0 = left to right, 1 = right to left. Folds combine in index order and
-    /// filters keep elements in order; `scanl`/`prescanl` run left to right,
-    /// `scanr` right to left. The others may run in either order.
+    /// The traversal order the combinator requires, if any (papers/002 §3.3).
     pub fn fixed_order(&self) -> Option<u8> {
-        match &self.kind {
-            // A scatter applies its updates in source order, so that duplicate
-            // indices combine as the interpreter does.
-            NodeKind::Fold { .. } | NodeKind::Filter { .. } | NodeKind::Scatter { .. } => Some(0),
-            NodeKind::Scan { dir, .. } => Some(if *dir == ScanKind::Right { 1 } else { 0 }),
-            _ => None,
-        }
+        self.comb().fixed_order()
     }
     /// Does the node read its streamed input in the opposite order to the
     /// one it produces its output in (`reverse`)?
     pub fn flips_order(&self) -> bool {
-        matches!(self.kind, NodeKind::Reverse { .. })
+        self.comb().flips_order()
     }
-    /// Arrays the node needs complete and reads from memory (a force's
-    /// input, a scatter's destination, a cross's or an extern call's
-    /// arguments), besides what its worker indexes.
+    /// Arrays the node needs complete and reads from memory, besides what
+    /// its worker indexes.
     pub fn whole_inputs(&self) -> &[VarId] {
-        match &self.kind {
-            NodeKind::Extern { inputs, .. } => inputs,
-            NodeKind::Force { inputs, .. } => inputs,
-            NodeKind::Scatter { dest, .. } => dest,
-            NodeKind::Cross { inputs, .. } => inputs,
-            _ => &[],
-        }
+        self.comb().whole()
     }
-    /// Does the node write its outputs at random positions (so they are
-    /// complete only after its loop)?
+    /// Does the node write its outputs at random positions?
     pub fn writes_randomly(&self) -> bool {
-        matches!(self.kind, NodeKind::Scatter { .. })
+        self.comb().writes_randomly()
     }
-    /// Is the node a fusion barrier (an extern call): nothing fuses with
-    /// it, its results are complete only once it has returned.
+    /// Is the node a fusion barrier (an extern call)?
     pub fn is_barrier(&self) -> bool {
-        matches!(self.kind, NodeKind::Extern { .. })
+        self.comb().is_barrier()
     }
-    /// Arrays read at the indices a gather's index array gives (its source):
-    /// fusible only with a producer that can compute any element on demand.
+    /// Arrays read at the indices a gather's index array gives (its source).
     pub fn gathered_inputs(&self) -> &[VarId] {
-        match &self.kind {
-            NodeKind::Gather { source, .. } => source,
-            _ => &[],
-        }
+        self.comb().gathered()
     }
-    /// Can the node compute the element at any index on its own (so that it
-    /// can be evaluated at a gather's indices, papers/002 §3.3)? Maps,
-    /// generates, gathers and crosses can; scans, folds and filters carry
-    /// state and reverse and force read their input whole.
+    /// Can the node compute the element at any index on its own?
     pub fn index_computable(&self) -> bool {
-        matches!(self.kind, NodeKind::Map { .. } | NodeKind::Generate { .. } | NodeKind::Gather { .. } | NodeKind::Cross { .. })
+        self.comb().index_computable()
     }
     /// The arrays (or, for a fold, scalars) the node computes.
     pub fn outputs(&self) -> &[VarId] {
-        match &self.kind {
-            NodeKind::Map { outputs, .. }
-            | NodeKind::Generate { outputs, .. }
-            | NodeKind::Fold { outputs, .. }
-            | NodeKind::Filter { outputs, .. }
-            | NodeKind::Scan { outputs, .. }
-            | NodeKind::Reverse { outputs, .. }
-            | NodeKind::Gather { outputs, .. }
-            | NodeKind::Force { outputs, .. }
-            | NodeKind::Scatter { outputs, .. }
-            | NodeKind::Extern { outputs, .. }
-            | NodeKind::Cross { outputs, .. } => outputs,
-        }
+        self.comb().outputs()
     }
     /// Every variable the node defines: its outputs, a filter's count, the
     /// lengths of an extern call's array results.
     pub fn defines(&self) -> Vec<VarId> {
-        let mut v = self.outputs().to_vec();
-        match &self.kind {
-            NodeKind::Filter { count, .. } => v.push(*count),
-            NodeKind::Extern { arrays, .. } => v.extend(arrays.iter().map(|(_, len)| *len)),
-            _ => {}
-        }
-        v
+        self.comb().defines()
     }
     pub fn lambda(&self) -> &Lambda {
-        match &self.kind {
-            NodeKind::Map { f, .. }
-            | NodeKind::Generate { f, .. }
-            | NodeKind::Reverse { f, .. }
-            | NodeKind::Gather { f, .. }
-            | NodeKind::Cross { f, .. }
-            | NodeKind::Extern { f, .. }
-            | NodeKind::Force { f, .. } => f,
-            NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } | NodeKind::Scatter { op, .. } => op,
-            NodeKind::Filter { p, .. } => p,
-        }
+        self.comb().lambda()
     }
     pub fn lambda_mut(&mut self) -> &mut Lambda {
-        match &mut self.kind {
-            NodeKind::Map { f, .. }
-            | NodeKind::Generate { f, .. }
-            | NodeKind::Reverse { f, .. }
-            | NodeKind::Gather { f, .. }
-            | NodeKind::Cross { f, .. }
-            | NodeKind::Extern { f, .. }
-            | NodeKind::Force { f, .. } => f,
-            NodeKind::Fold { op, .. } | NodeKind::Scan { op, .. } | NodeKind::Scatter { op, .. } => op,
-            NodeKind::Filter { p, .. } => p,
-        }
+        self.kind.comb_mut().lambda_mut()
     }
     /// Operands outside the worker (sizes, initial values, an extern call's arguments).
     pub fn scalar_args(&self) -> Vec<Operand> {
-        match &self.kind {
-            NodeKind::Map { .. }
-            | NodeKind::Filter { .. }
-            | NodeKind::Reverse { .. }
-            | NodeKind::Gather { .. }
-            | NodeKind::Force { .. }
-            | NodeKind::Scatter { .. } => vec![],
-            NodeKind::Generate { size, .. } | NodeKind::Cross { size, .. } => vec![*size],
-            NodeKind::Fold { init, .. } | NodeKind::Scan { init, .. } => init.clone(),
-            // (Its array arguments too: they are read whole as well.)
-            NodeKind::Extern { args, .. } => args.clone(),
-        }
+        self.comb().scalar_args()
     }
     /// Every variable of the enclosing function the node uses other than streamed inputs.
     pub fn uses_outside_stream(&self) -> Vec<VarId> {
@@ -626,62 +540,10 @@ fn print_lambda(f: &Function, l: &Lambda, indent: usize, out: &mut String) {
 pub fn print_node(f: &Function, id: NodeId, indent: usize, out: &mut String) {
     let n = f.node(id);
     let pad = "  ".repeat(indent);
-    let outs = vars(f, n.outputs());
-    match &n.kind {
-        NodeKind::Map { f: l, inputs, .. } => {
-            let _ = writeln!(out, "{}node {} \"{}\": {} = map({})", pad, id.0, n.name, outs, vars(f, inputs));
-            print_lambda(f, l, indent + 1, out);
-        }
-        NodeKind::Generate { size, f: l, .. } => {
-            let _ = writeln!(out, "{}node {} \"{}\": {} = generate({})", pad, id.0, n.name, outs, f.operand(size));
-            print_lambda(f, l, indent + 1, out);
-        }
-        NodeKind::Fold { op, init, inputs, .. } => {
-            let i: Vec<String> = init.iter().map(|o| f.operand(o)).collect();
-            let _ =
-                writeln!(out, "{}node {} \"{}\": {} = fold(({}), {})", pad, id.0, n.name, outs, i.join(", "), vars(f, inputs));
-            print_lambda(f, op, indent + 1, out);
-        }
-        NodeKind::Scan { dir, op, init, inputs, .. } => {
-            let i: Vec<String> = init.iter().map(|o| f.operand(o)).collect();
-            let _ = writeln!(out, "{}node {} \"{}\": {} = {}(({}), {})", pad, id.0, n.name, outs, dir.name(), i.join(", "), vars(f, inputs));
-            print_lambda(f, op, indent + 1, out);
-        }
-        NodeKind::Reverse { inputs, .. } => {
-            let _ = writeln!(out, "{}node {} \"{}\": {} = reverse({})", pad, id.0, n.name, outs, vars(f, inputs));
-        }
-        NodeKind::Force { inputs, .. } => {
-            let _ = writeln!(out, "{}node {} \"{}\": {} = force({})", pad, id.0, n.name, outs, vars(f, inputs));
-        }
-        NodeKind::Gather { index, source, .. } => {
-            let _ = writeln!(out, "{}node {} \"{}\": {} = gather(%{}, {})", pad, id.0, n.name, outs, f.var_name(*index), vars(f, source));
-        }
-        NodeKind::Cross { size, inputs, split, .. } => {
-            let (a, b) = inputs.split_at(*split);
-            let _ = writeln!(out, "{}node {} \"{}\": {} = cross({}; {}) [{}]", pad, id.0, n.name, outs, vars(f, a), vars(f, b), f.operand(size));
-        }
-        NodeKind::Extern { func, args, arrays, .. } => {
-            let a: Vec<String> = args.iter().map(|o| f.operand(o)).collect();
-            let lens: Vec<String> = arrays.iter().map(|(l, n)| format!("|%{}| = %{}", f.var_name(l[0]), f.var_name(*n))).collect();
-            let _ = writeln!(out, "{}node {} \"{}\": {} = extern {}({}) [{}]", pad, id.0, n.name, outs, func, a.join(", "), lens.join(", "));
-        }
-        NodeKind::Scatter { op, dest, src, .. } => {
-            let _ = writeln!(out, "{}node {} \"{}\": {} = scatter({}; {})", pad, id.0, n.name, outs, vars(f, dest), vars(f, src));
-            print_lambda(f, op, indent + 1, out);
-        }
-        NodeKind::Filter { p, inputs, count, .. } => {
-            let _ = writeln!(
-                out,
-                "{}node {} \"{}\": {}; %{} = filter({})",
-                pad,
-                id.0,
-                n.name,
-                outs,
-                f.var_name(*count),
-                vars(f, inputs)
-            );
-            print_lambda(f, p, indent + 1, out);
-        }
+    let c = n.comb();
+    let _ = writeln!(out, "{}node {} \"{}\": {} = {}", pad, id.0, n.name, vars(f, &c.defines()), c.print(f));
+    if c.prints_worker() {
+        print_lambda(f, c.lambda(), indent + 1, out);
     }
 }
 

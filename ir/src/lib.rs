@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod cluster;
+pub mod combinator;
 pub mod cost;
 pub mod diag;
 pub mod fusion;

@@ -175,7 +175,6 @@ pub fn print(f: &Function, s: &Sizes) -> String {
 /// have it too; a filter's results have a size made by that filter, whose
 /// parent is the filter's iteration size.
 pub fn verify(f: &Function, s: &Sizes) -> Result<(), String> {
-    use crate::labelled::NodeKind;
     for v in 0..f.vars.len() as u32 {
         let v = VarId(v);
         if f.var(v).ty.is_array() && !s.of_array.contains_key(&v) {
@@ -190,20 +189,13 @@ pub fn verify(f: &Function, s: &Sizes) -> Result<(), String> {
                 return Err(format!("'{}' streams %{} of another size", node.name, f.var_name(*x)));
             }
         }
-        match &node.kind {
-            NodeKind::Filter { outputs, .. } => {
-                let out = s.of_array[&outputs[0]];
-                if s.transducer[out.0 as usize] != Some(n) {
-                    return Err(format!("filter '{}''s result size is not its own", node.name));
-                }
+        let c = node.comb();
+        for o in node.outputs().iter().filter(|o| f.var(**o).ty.is_array()) {
+            if c.transducer() && s.transducer[s.of_array[o].0 as usize] != Some(n) {
+                return Err(format!("{} '{}''s result size is not its own", c.name(), node.name));
             }
-            NodeKind::Fold { .. } | NodeKind::Gather { .. } | NodeKind::Scatter { .. } | NodeKind::Extern { .. } => {}
-            _ => {
-                for o in node.outputs() {
-                    if s.of_array[o] != it {
-                        return Err(format!("'{}' makes %{} of another size than it iterates", node.name, f.var_name(*o)));
-                    }
-                }
+            if c.outputs_at_rate() && s.of_array[o] != it {
+                return Err(format!("'{}' makes %{} of another size than it iterates", node.name, f.var_name(*o)));
             }
         }
     }

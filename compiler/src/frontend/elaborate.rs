@@ -345,7 +345,7 @@ impl<'a> Elab<'a> {
             for (j, o) in outs.iter().enumerate() {
                 self.vars[o.0 as usize].0 = if outs.len() == 1 { name.clone() } else { format!("{}.{}", name, j) };
             }
-            if let NodeKind::Filter { count, .. } = &self.nodes[i].kind {
+            if let NodeKind::Filter(Filter { count, .. }) = &self.nodes[i].kind {
                 self.vars[count.0 as usize].0 = format!("{}.len", name);
             }
         }
@@ -836,7 +836,7 @@ impl<'a> Elab<'a> {
         let f = Lambda { params: vec![], body: Block::default(), captures: vec![] };
         let mut inputs = vec![];
         vals.iter().for_each(|v| array_leaves(v, &mut inputs));
-        self.push_node(span, NodeKind::Extern { f, func: name.clone(), args: flat, inputs, outputs, arrays });
+        self.push_node(span, NodeKind::Extern(Extern { f, func: name.clone(), args: flat, inputs, outputs, arrays }));
         Ok(v)
     }
 
@@ -896,7 +896,7 @@ impl<'a> Elab<'a> {
                 }
                 let (lambda, rty) = self.worker(&args[0], &elems, None)?;
                 let (outputs, v) = self.node_outputs(&rty, span)?;
-                self.push_node(span, NodeKind::Map { f: lambda, inputs, outputs });
+                self.push_node(span, NodeKind::Map(Map { f: lambda, inputs, outputs }));
                 Ok(v)
             }
             "generate" | "iota" => {
@@ -918,7 +918,7 @@ impl<'a> Elab<'a> {
                     self.worker(&args[1], &[idx], None)?
                 };
                 let (outputs, v) = self.node_outputs(&rty, span)?;
-                self.push_node(span, NodeKind::Generate { size, f: lambda, outputs });
+                self.push_node(span, NodeKind::Generate(Generate { size, f: lambda, outputs }));
                 Ok(v)
             }
             "fold" => {
@@ -951,7 +951,7 @@ impl<'a> Elab<'a> {
                     outputs.push(o);
                     Val::Scalar(Operand::Var(o), p)
                 });
-                self.push_node(span, NodeKind::Fold { op, init, inputs, outputs });
+                self.push_node(span, NodeKind::Fold(Fold { op, init, inputs, outputs }));
                 Ok(v)
             }
             "filter" => {
@@ -969,7 +969,7 @@ impl<'a> Elab<'a> {
                 }
                 let (outputs, v) = self.node_outputs(&elem, span)?;
                 let count = self.new_var("len", ITy::Prim(Prim::I64), span);
-                self.push_node(span, NodeKind::Filter { p, inputs, outputs, count });
+                self.push_node(span, NodeKind::Filter(Filter { p, inputs, outputs, count }));
                 Ok(v)
             }
             "scanl" | "prescanl" | "scanr" => {
@@ -1004,7 +1004,7 @@ impl<'a> Elab<'a> {
                 let mut init = vec![];
                 self.flatten_scalars(&z, &mut init);
                 let (outputs, v) = self.node_outputs(&zt, span)?;
-                self.push_node(span, NodeKind::Scan { dir, op, init, inputs, outputs });
+                self.push_node(span, NodeKind::Scan(Scan { dir, op, init, inputs, outputs }));
                 Ok(v)
             }
             "reverse" | "force" => {
@@ -1015,7 +1015,7 @@ impl<'a> Elab<'a> {
                 }
                 let f = self.identity(&elem, span);
                 let (outputs, v) = self.node_outputs(&elem, span)?;
-                let kind = if name == "reverse" { NodeKind::Reverse { f, inputs, outputs } } else { NodeKind::Force { f, inputs, outputs } };
+                let kind = if name == "reverse" { NodeKind::Reverse(Reverse { f, inputs, outputs }) } else { NodeKind::Force(Force { f, inputs, outputs }) };
                 self.push_node(span, kind);
                 Ok(v)
             }
@@ -1043,7 +1043,7 @@ impl<'a> Elab<'a> {
                 }
                 let f = self.identity(&elem, span);
                 let (outputs, v) = self.node_outputs(&elem, span)?;
-                self.push_node(span, NodeKind::Gather { f, index, source, outputs });
+                self.push_node(span, NodeKind::Gather(Gather { f, index, source, outputs }));
                 Ok(v)
             }
             "cross" => {
@@ -1064,7 +1064,7 @@ impl<'a> Elab<'a> {
                 let f = self.identity(&elem, span);
                 let (outputs, v) = self.node_outputs(&elem, span)?;
                 let split = a.len();
-                self.push_node(span, NodeKind::Cross { f, size, inputs: a.into_iter().chain(b).collect(), split, outputs });
+                self.push_node(span, NodeKind::Cross(Cross { f, size, inputs: a.into_iter().chain(b).collect(), split, outputs }));
                 Ok(v)
             }
             "scatter" => {
@@ -1086,7 +1086,7 @@ impl<'a> Elab<'a> {
                     return Err(Diagnostic::error(args[0].span, format!("the scatter operator returns {}, but the elements have type {}", self.u.show(&rty), self.u.show(&elem))));
                 }
                 let (outputs, v) = self.node_outputs(&elem, span)?;
-                self.push_node(span, NodeKind::Scatter { op, dest, src, outputs });
+                self.push_node(span, NodeKind::Scatter(Scatter { op, dest, src, outputs }));
                 Ok(v)
             }
             "permute" => {
@@ -1430,44 +1430,44 @@ fn propagate_copies(f: &mut Function) {
             Item::Node(id) => {
                 let n = &mut f.nodes[id.0 as usize];
                 match &mut n.kind {
-                    NodeKind::Map { f: l, inputs, .. } => {
+                    NodeKind::Map(Map { f: l, inputs, .. }) => {
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                         block(&mut map, &mut l.body);
                     }
-                    NodeKind::Generate { size, f: l, .. } => {
+                    NodeKind::Generate(Generate { size, f: l, .. }) => {
                         sub(&map, size);
                         block(&mut map, &mut l.body);
                     }
-                    NodeKind::Fold { op, init, inputs, .. } => {
+                    NodeKind::Fold(Fold { op, init, inputs, .. }) => {
                         init.iter_mut().for_each(|o| sub(&map, o));
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                         block(&mut map, &mut op.body);
                     }
-                    NodeKind::Filter { p, inputs, .. } => {
+                    NodeKind::Filter(Filter { p, inputs, .. }) => {
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                         block(&mut map, &mut p.body);
                     }
-                    NodeKind::Scan { op, init, inputs, .. } => {
+                    NodeKind::Scan(Scan { op, init, inputs, .. }) => {
                         init.iter_mut().for_each(|o| sub(&map, o));
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                         block(&mut map, &mut op.body);
                     }
-                    NodeKind::Reverse { inputs, .. } | NodeKind::Force { inputs, .. } => {
+                    NodeKind::Reverse(Reverse { inputs, .. }) | NodeKind::Force(Force { inputs, .. }) => {
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                     }
-                    NodeKind::Cross { size, inputs, .. } => {
+                    NodeKind::Cross(Cross { size, inputs, .. }) => {
                         sub(&map, size);
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                     }
-                    NodeKind::Extern { args, inputs, .. } => {
+                    NodeKind::Extern(Extern { args, inputs, .. }) => {
                         args.iter_mut().for_each(|o| sub(&map, o));
                         inputs.iter_mut().for_each(|v| sub_var(&map, v));
                     }
-                    NodeKind::Gather { index, source, .. } => {
+                    NodeKind::Gather(Gather { index, source, .. }) => {
                         sub_var(&map, index);
                         source.iter_mut().for_each(|v| sub_var(&map, v));
                     }
-                    NodeKind::Scatter { op, dest, src, .. } => {
+                    NodeKind::Scatter(Scatter { op, dest, src, .. }) => {
                         dest.iter_mut().for_each(|v| sub_var(&map, v));
                         src.iter_mut().for_each(|v| sub_var(&map, v));
                         block(&mut map, &mut op.body);

@@ -1,0 +1,794 @@
+//! One description per combinator (STYLE.md habit 12): everything a stage
+//! needs to know of a combinator — its arguments, how it reads and writes
+//! them (and so which of its edges may fuse), its size rule, the shape it
+//! iterates over, and the loop body it lowers to — is found in its entry
+//! here, the `impl Combinator` of its node type. The stages consult this
+//! trait instead of matching on node kinds; adding a combinator means a
+//! node type here, its elaboration from source (compiler/src/frontend),
+//! its evaluation in the reference interpreter, and its tests.
+
+use crate::diag::{Diagnostic, Span};
+use crate::labelled::{Function, Lambda, Operand, ScanKind, VarId};
+use crate::loops::LoopBody;
+
+/// What a combinator tells size inference (papers/000 §1.3, Fig. 1.5).
+/// compiler/src/sizes.rs solves the constraints; a conflict is a diagnostic
+/// at the combinator's span.
+pub trait SizeRules {
+    /// These arrays have one size.
+    fn same(&mut self, arrays: &[VarId]) -> Result<(), Diagnostic>;
+    /// The size of `array` is born here: rigid, the value of `size`.
+    fn rigid(&mut self, array: VarId, size: Operand, cause: Rigid) -> Result<(), Diagnostic>;
+    /// The size of `array` is the value of `size`: the size of the array it
+    /// measures when it is a `length`, else a rigid size of its own.
+    fn sized(&mut self, array: VarId, size: Operand) -> Result<(), Diagnostic>;
+    /// `array` is returned by an extern fn: its size is flexible, like a
+    /// parameter's, known once the call returns.
+    fn returned(&mut self, array: VarId, func: &str);
+}
+
+/// What makes a rigid size, for diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rigid {
+    /// A filter's count.
+    Filter,
+    /// A cross's n·m.
+    Cross,
+}
+
+/// Whose shape a combinator iterates over.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Iterates {
+    /// The shape of this streamed input.
+    Input(VarId),
+    /// The shape of this output.
+    Output(VarId),
+    /// ⊥: a barrier (an extern call) iterates over nothing afc sees.
+    Nothing,
+}
+
+/// What a combinator lowers to: a loop body, or (a barrier) a call of C
+/// code of its own, a step between nests.
+pub enum Lowered {
+    Body(LoopBody),
+    Call { func: String, args: Vec<Operand>, outputs: Vec<VarId>, arrays: Vec<(Vec<VarId>, VarId)> },
+}
+
+/// The facts of one combinator. Defaults describe the plain elementwise case.
+pub trait Combinator {
+    /// Its name in source and in dumps.
+    fn name(&self) -> &'static str;
+    /// How messages name it ("extern fn 'smooth'").
+    fn what(&self) -> String {
+        self.name().to_string()
+    }
+    /// The worker (the identity for combinators that only move elements).
+    fn lambda(&self) -> &Lambda;
+    fn lambda_mut(&mut self) -> &mut Lambda;
+    /// The arrays (or a fold's scalars) it computes.
+    fn outputs(&self) -> &[VarId];
+    /// Every variable it defines: its outputs, and counts or lengths.
+    fn defines(&self) -> Vec<VarId> {
+        self.outputs().to_vec()
+    }
+    /// Arrays read element by element in iteration order: fusible inputs.
+    fn streamed(&self) -> &[VarId] {
+        &[]
+    }
+    /// Arrays read at the positions a gather's index array gives: fusible
+    /// only with a producer that can compute any element on demand.
+    fn gathered(&self) -> &[VarId] {
+        &[]
+    }
+    /// Arrays it needs complete and reads from memory (fusion-preventing
+    /// edges), besides what its worker indexes.
+    fn whole(&self) -> &[VarId] {
+        &[]
+    }
+    /// Why reading `v` whole prevents fusion, if the combinator has a
+    /// reason of its own (else the graph says it is read by random access).
+    fn why_whole(&self, _f: &Function, _name: &str, _v: VarId, _producer: &str) -> Option<String> {
+        None
+    }
+    /// Operands outside the worker: sizes, initial values, arguments.
+    fn scalar_args(&self) -> Vec<Operand> {
+        vec![]
+    }
+    /// The traversal order it requires (papers/002 §3.3): 0 left to right,
+    /// 1 right to left; `None` if it may run in either.
+    fn fixed_order(&self) -> Option<u8> {
+        None
+    }
+    /// Does it read its streamed input in the order opposite to the one it
+    /// produces its output in?
+    fn flips_order(&self) -> bool {
+        false
+    }
+    /// Can it compute the element at any position on its own, so that it
+    /// can be evaluated at a gather's indices?
+    fn index_computable(&self) -> bool {
+        false
+    }
+    /// Does it write its outputs at random positions (complete only after
+    /// its loop)?
+    fn writes_randomly(&self) -> bool {
+        false
+    }
+    /// Is it a fusion barrier (nothing fuses with it, its results are
+    /// complete once it returns)?
+    fn is_barrier(&self) -> bool {
+        false
+    }
+    /// Is its output's size other than its iteration size (a transducer,
+    /// papers/000 §1.3.6), so that its consumers run at a sub-rate?
+    fn transducer(&self) -> bool {
+        false
+    }
+    /// Are its output arrays made one element per iteration, at its
+    /// iteration size (not a transducer's, a scatter's or a barrier's)?
+    fn outputs_at_rate(&self) -> bool {
+        !self.transducer()
+    }
+    /// Its size constraints.
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic>;
+    /// Whose shape it iterates over.
+    fn iterates(&self) -> Iterates;
+    /// Its loop body (docs/lowering.md); `lam` prepares a worker for the
+    /// loop IR (its `length`s become sizes).
+    fn lower(&self, name: &str, span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered;
+    /// The scalar its iteration size comes from, if it makes its own size
+    /// (a generate's): checked non-negative also where it runs at a
+    /// gather's positions.
+    fn size_arg(&self) -> Option<Operand> {
+        None
+    }
+    /// Run in order, its nest is two loops over these arrays' lengths (a
+    /// cross: row-major over its two arguments).
+    fn nested_over(&self) -> Option<(VarId, VarId)> {
+        None
+    }
+    /// Is each array it reads whole read once per output element (a
+    /// cross), rather than once?
+    fn whole_read_per_element(&self) -> bool {
+        false
+    }
+    /// How `--emit=labelled` writes it after `outputs =`.
+    fn print(&self, f: &Function) -> String;
+    /// Whether `--emit=labelled` writes its worker.
+    fn prints_worker(&self) -> bool {
+        true
+    }
+}
+
+fn vars(f: &Function, vs: &[VarId]) -> String {
+    vs.iter().map(|v| format!("%{}", f.var_name(*v))).collect::<Vec<_>>().join(", ")
+}
+
+fn operands(f: &Function, os: &[Operand]) -> String {
+    os.iter().map(|o| f.operand(o)).collect::<Vec<_>>().join(", ")
+}
+
+/// Every array an elementwise combinator reads or writes has one size.
+fn same_all(r: &mut dyn SizeRules, a: &[VarId], b: &[VarId]) -> Result<(), Diagnostic> {
+    let all: Vec<VarId> = a.iter().chain(b).copied().collect();
+    r.same(&all)
+}
+
+// ---------------------------------------------------------------- map
+
+/// `outputs[k][i] = f(inputs[0][i], …)[k]`; one lambda parameter per input leaf.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Map {
+    pub f: Lambda,
+    pub inputs: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+}
+
+impl Combinator for Map {
+    fn name(&self) -> &'static str {
+        "map"
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.f
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.f
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn streamed(&self) -> &[VarId] {
+        &self.inputs
+    }
+    fn index_computable(&self) -> bool {
+        true
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        same_all(r, &self.inputs, &self.outputs)
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Input(self.inputs[0])
+    }
+    fn lower(&self, name: &str, _span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::OneToOne { name: name.into(), reads: self.inputs.clone(), f: lam(&self.f), outs: self.outputs.clone() })
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("map({})", vars(f, &self.inputs))
+    }
+}
+
+// ---------------------------------------------------------------- generate, iota
+
+/// `outputs[k][i] = f(i)[k]` for `i < size`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Generate {
+    pub size: Operand,
+    pub f: Lambda,
+    pub outputs: Vec<VarId>,
+}
+
+impl Combinator for Generate {
+    fn name(&self) -> &'static str {
+        "generate"
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.f
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.f
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn scalar_args(&self) -> Vec<Operand> {
+        vec![self.size]
+    }
+    fn index_computable(&self) -> bool {
+        true
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        r.sized(self.outputs[0], self.size)?;
+        r.same(&self.outputs)
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Output(self.outputs[0])
+    }
+    fn lower(&self, name: &str, _span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::FromIndex { name: name.into(), f: lam(&self.f), outs: self.outputs.clone() })
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("generate({})", f.operand(&self.size))
+    }
+    fn size_arg(&self) -> Option<Operand> {
+        Some(self.size)
+    }
+}
+
+// ---------------------------------------------------------------- fold
+
+/// `outputs = op(…op(init, input[0])…, input[n-1])`; the lambda's
+/// parameters are the accumulator leaves then the element leaves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fold {
+    pub op: Lambda,
+    pub init: Vec<Operand>,
+    pub inputs: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+}
+
+impl Combinator for Fold {
+    fn name(&self) -> &'static str {
+        "fold"
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.op
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.op
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn streamed(&self) -> &[VarId] {
+        &self.inputs
+    }
+    fn scalar_args(&self) -> Vec<Operand> {
+        self.init.clone()
+    }
+    // Folds combine in index order (LANGUAGE.md).
+    fn fixed_order(&self) -> Option<u8> {
+        Some(0)
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        r.same(&self.inputs)
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Input(self.inputs[0])
+    }
+    fn lower(&self, name: &str, _span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::ManyToOne {
+            name: name.into(),
+            init: self.init.clone(),
+            reads: self.inputs.clone(),
+            op: lam(&self.op),
+            results: self.outputs.clone(),
+            state: None,
+            acc: crate::loops::Accumulate::Chain,
+        })
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("fold(({}), {})", operands(f, &self.init), vars(f, &self.inputs))
+    }
+}
+
+// ---------------------------------------------------------------- filter
+
+/// The elements of `inputs` (one array per leaf) for which `p` holds, in
+/// order, into `outputs`; `count` is how many (the outputs' run-time size,
+/// known once the filter has run). A transducer: its consumers iterate at
+/// the sub-rate `count`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Filter {
+    pub p: Lambda,
+    pub inputs: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+    pub count: VarId,
+}
+
+impl Combinator for Filter {
+    fn name(&self) -> &'static str {
+        "filter"
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.p
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.p
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn defines(&self) -> Vec<VarId> {
+        let mut v = self.outputs.clone();
+        v.push(self.count);
+        v
+    }
+    fn streamed(&self) -> &[VarId] {
+        &self.inputs
+    }
+    // A filter keeps its elements in order.
+    fn fixed_order(&self) -> Option<u8> {
+        Some(0)
+    }
+    fn transducer(&self) -> bool {
+        true
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        r.same(&self.inputs)?;
+        r.rigid(self.outputs[0], Operand::Var(self.count), Rigid::Filter)?;
+        r.same(&self.outputs)
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Input(self.inputs[0])
+    }
+    fn lower(&self, name: &str, _span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::Filter {
+            name: name.into(),
+            reads: self.inputs.clone(),
+            p: lam(&self.p),
+            outs: self.outputs.clone(),
+            count: self.count,
+            state: None,
+            write: crate::loops::FilterWrite::Branch,
+        })
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("filter({})", vars(f, &self.inputs))
+    }
+}
+
+// ---------------------------------------------------------------- scans
+
+/// A scan over `inputs` from `init`: `scanl`, `prescanl` or `scanr`. The
+/// lambda's parameters are as the user wrote them: accumulator then element
+/// for the left scans, element then accumulator for `scanr`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scan {
+    pub dir: ScanKind,
+    pub op: Lambda,
+    pub init: Vec<Operand>,
+    pub inputs: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+}
+
+impl Combinator for Scan {
+    fn name(&self) -> &'static str {
+        self.dir.name()
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.op
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.op
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn streamed(&self) -> &[VarId] {
+        &self.inputs
+    }
+    fn scalar_args(&self) -> Vec<Operand> {
+        self.init.clone()
+    }
+    fn fixed_order(&self) -> Option<u8> {
+        Some(if self.dir == ScanKind::Right { 1 } else { 0 })
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        same_all(r, &self.inputs, &self.outputs)
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Input(self.inputs[0])
+    }
+    fn lower(&self, name: &str, _span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::Scan { name: name.into(), dir: self.dir, init: self.init.clone(), reads: self.inputs.clone(), op: lam(&self.op), outs: self.outputs.clone(), state: None })
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("{}(({}), {})", self.dir.name(), operands(f, &self.init), vars(f, &self.inputs))
+    }
+}
+
+// ---------------------------------------------------------------- reverse
+
+/// `outputs[i] = inputs[n-1-i]`; `f` is the identity on the element leaves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reverse {
+    pub f: Lambda,
+    pub inputs: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+}
+
+impl Combinator for Reverse {
+    fn name(&self) -> &'static str {
+        "reverse"
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.f
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.f
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn streamed(&self) -> &[VarId] {
+        &self.inputs
+    }
+    fn flips_order(&self) -> bool {
+        true
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        same_all(r, &self.inputs, &self.outputs)
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Input(self.inputs[0])
+    }
+    fn lower(&self, name: &str, _span: Span, _lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::Reverse { name: name.into(), reads: self.inputs.clone(), outs: self.outputs.clone() })
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("reverse({})", vars(f, &self.inputs))
+    }
+    fn prints_worker(&self) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------- force
+
+/// The identity that forbids fusing the producer of `inputs` with the
+/// consumers of `outputs`: `inputs` are manifest and read from memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Force {
+    pub f: Lambda,
+    pub inputs: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+}
+
+impl Combinator for Force {
+    fn name(&self) -> &'static str {
+        "force"
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.f
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.f
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn streamed(&self) -> &[VarId] {
+        &self.inputs
+    }
+    fn whole(&self) -> &[VarId] {
+        &self.inputs
+    }
+    fn why_whole(&self, _f: &Function, _name: &str, _v: VarId, producer: &str) -> Option<String> {
+        Some(format!("force of '{}'", producer))
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        same_all(r, &self.inputs, &self.outputs)
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Input(self.inputs[0])
+    }
+    // A force is a copy read from memory: its input is manifest, made by an
+    // earlier cluster; its output fuses with its consumers.
+    fn lower(&self, name: &str, _span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::OneToOne { name: name.into(), reads: self.inputs.clone(), f: lam(&self.f), outs: self.outputs.clone() })
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("force({})", vars(f, &self.inputs))
+    }
+    fn prints_worker(&self) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------- gather, backpermute
+
+/// `outputs[j] = source[index[j]]`: the index array is streamed, the source
+/// read by random access (checked). `f` is the identity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gather {
+    pub f: Lambda,
+    pub index: VarId,
+    pub source: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+}
+
+impl Combinator for Gather {
+    fn name(&self) -> &'static str {
+        "gather"
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.f
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.f
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn streamed(&self) -> &[VarId] {
+        std::slice::from_ref(&self.index)
+    }
+    fn gathered(&self) -> &[VarId] {
+        &self.source
+    }
+    fn index_computable(&self) -> bool {
+        true
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        r.same(&self.source)?;
+        let out: Vec<VarId> = std::iter::once(self.index).chain(self.outputs.iter().copied()).collect();
+        r.same(&out)
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Input(self.index)
+    }
+    fn lower(&self, name: &str, span: Span, _lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::Gather { name: name.into(), index: self.index, source: self.source.clone(), outs: self.outputs.clone(), span })
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("gather(%{}, {})", f.var_name(self.index), vars(f, &self.source))
+    }
+    fn prints_worker(&self) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------- scatter, permute
+
+/// `outputs` = a copy of `dest`, then for each `(index[j], values[j])`,
+/// `outputs[i] = op(outputs[i], v)`; a negative index is skipped. The
+/// lambda's parameters are the old element's leaves then the value's.
+/// `src[0]` is the index array, `src[1..]` the value leaves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scatter {
+    pub op: Lambda,
+    pub dest: Vec<VarId>,
+    pub src: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+}
+
+impl Combinator for Scatter {
+    fn name(&self) -> &'static str {
+        "scatter"
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.op
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.op
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn streamed(&self) -> &[VarId] {
+        &self.src
+    }
+    fn whole(&self) -> &[VarId] {
+        &self.dest
+    }
+    // It applies its updates in source order, so that duplicate indices
+    // combine as the interpreter does.
+    fn fixed_order(&self) -> Option<u8> {
+        Some(0)
+    }
+    fn writes_randomly(&self) -> bool {
+        true
+    }
+    fn outputs_at_rate(&self) -> bool {
+        false
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        // The result has the destination's size; the source's leaves share one.
+        same_all(r, &self.dest, &self.outputs)?;
+        r.same(&self.src)
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Input(self.src[0])
+    }
+    fn lower(&self, name: &str, span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::Scatter { name: name.into(), dest: self.dest.clone(), src: self.src.clone(), op: lam(&self.op), outs: self.outputs.clone(), span })
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("scatter({}; {})", vars(f, &self.dest), vars(f, &self.src))
+    }
+}
+
+// ---------------------------------------------------------------- cross
+
+/// All pairs, row-major: `outputs[i·m + j] = (inputs[..split][i],
+/// inputs[split..][j])` for `size = n·m` elements. Both arguments are read
+/// whole (the first has another size than the result, the second is
+/// consumed whole, papers/000 Fig. 1.10); `f` is the identity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cross {
+    pub f: Lambda,
+    pub size: Operand,
+    pub inputs: Vec<VarId>,
+    pub split: usize,
+    pub outputs: Vec<VarId>,
+}
+
+impl Combinator for Cross {
+    fn name(&self) -> &'static str {
+        "cross"
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.f
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.f
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn whole(&self) -> &[VarId] {
+        &self.inputs
+    }
+    fn why_whole(&self, f: &Function, name: &str, v: VarId, _producer: &str) -> Option<String> {
+        Some(format!("cross '{}' reads '{}' whole", name, f.var(v).name))
+    }
+    fn scalar_args(&self) -> Vec<Operand> {
+        vec![self.size]
+    }
+    fn index_computable(&self) -> bool {
+        true
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        // n·m, born here: a rigid size named by its scalar.
+        r.rigid(self.outputs[0], self.size, Rigid::Cross)?;
+        r.same(&self.outputs)?;
+        r.same(&self.inputs[..self.split])?;
+        r.same(&self.inputs[self.split..])
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Output(self.outputs[0])
+    }
+    fn lower(&self, name: &str, _span: Span, _lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::Cross { name: name.into(), first: self.inputs[..self.split].to_vec(), second: self.inputs[self.split..].to_vec(), outs: self.outputs.clone(), at: None })
+    }
+    fn nested_over(&self) -> Option<(VarId, VarId)> {
+        Some((self.inputs[0], self.inputs[self.split]))
+    }
+    fn whole_read_per_element(&self) -> bool {
+        true
+    }
+    fn print(&self, f: &Function) -> String {
+        let (a, b) = self.inputs.split_at(self.split);
+        format!("cross({}; {}) [{}]", vars(f, a), vars(f, b), f.operand(&self.size))
+    }
+    fn prints_worker(&self) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------- extern calls
+
+/// A call of an `extern fn`: a fusion barrier (papers/000's `external`,
+/// iteration size ⊥). `args` are the flattened parameter leaves (array
+/// arguments are read whole, from memory); `outputs` the flattened result
+/// leaves in C order; `inputs` the array arguments among `args`. Each array
+/// result is `(its leaves, its length)`: a flexible size known once the
+/// call returns. `f` is empty.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Extern {
+    pub f: Lambda,
+    pub func: String,
+    pub args: Vec<Operand>,
+    pub inputs: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+    pub arrays: Vec<(Vec<VarId>, VarId)>,
+}
+
+impl Combinator for Extern {
+    fn name(&self) -> &'static str {
+        "extern"
+    }
+    fn what(&self) -> String {
+        format!("extern fn '{}'", self.func)
+    }
+    fn lambda(&self) -> &Lambda {
+        &self.f
+    }
+    fn lambda_mut(&mut self) -> &mut Lambda {
+        &mut self.f
+    }
+    fn outputs(&self) -> &[VarId] {
+        &self.outputs
+    }
+    fn defines(&self) -> Vec<VarId> {
+        let mut v = self.outputs.clone();
+        v.extend(self.arrays.iter().map(|(_, len)| *len));
+        v
+    }
+    fn whole(&self) -> &[VarId] {
+        &self.inputs
+    }
+    // (Its array arguments are among these too: they are read whole.)
+    fn scalar_args(&self) -> Vec<Operand> {
+        self.args.clone()
+    }
+    fn is_barrier(&self) -> bool {
+        true
+    }
+    fn outputs_at_rate(&self) -> bool {
+        false
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        // Each array an extern call returns has a flexible size, like a
+        // parameter's: it may be equated with others and is checked once
+        // the call returns.
+        for (leaves, _) in &self.arrays {
+            r.returned(leaves[0], &self.func);
+            r.same(leaves)?;
+        }
+        Ok(())
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Nothing
+    }
+    fn lower(&self, _name: &str, _span: Span, _lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Call { func: self.func.clone(), args: self.args.clone(), outputs: self.outputs.clone(), arrays: self.arrays.clone() }
+    }
+    fn print(&self, f: &Function) -> String {
+        let lens: Vec<String> = self.arrays.iter().map(|(l, n)| format!("|%{}| = %{}", f.var_name(l[0]), f.var_name(*n))).collect();
+        format!("extern {}({}) [{}]", self.func, operands(f, &self.args), lens.join(", "))
+    }
+    fn prints_worker(&self) -> bool {
+        false
+    }
+}
