@@ -15,15 +15,23 @@ def parse(path):
             if not line or " = " not in line:
                 continue
             name, val = line.split(" = ", 1)
+            # A matrix: `RxC:[…]`; its shape is compared as one more element.
+            shape = None
+            if ":" in val and not val.startswith("["):
+                shape, val = val.split(":", 1)
             if val.startswith("["):
                 inner = val[1:-1].strip()
                 out[name] = [x.strip() for x in inner.split(",")] if inner else []
+                if shape is not None:
+                    out[name] = ["shape " + shape] + out[name]
             else:
                 out[name] = val.strip()
     return out
 
 
 def same(a, b, rtol):
+    if a.startswith("shape ") or b.startswith("shape "):
+        return a == b
     try:
         x, y = int(a), int(b)
         return x == y

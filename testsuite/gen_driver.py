@@ -34,8 +34,51 @@ def parse_proto(header, fn):
 
 
 def elem_of(t):
-    m = re.match(r"afc_(\w+)_1d", t)
+    m = re.match(r"afc_(\w+)_([123])d", t)
     return m.group(1) if m else None
+
+
+def rank_of(t):
+    m = re.match(r"afc_(\w+)_([123])d", t)
+    return int(m.group(2)) if m else 0
+
+
+def parse_array(v, rank):
+    """An argument as `afc --interpret` takes it: `[..]`, nested lists one
+    level per dimension, or `RxC:[..]` (shape, then elements row-major).
+    Returns (shape, flat elements as strings)."""
+    v = v.strip()
+    if ":" in v:
+        shape, data = v.split(":", 1)
+        dims = [int(d) for d in shape.split("x")]
+        inner = data.strip()[1:-1].strip()
+        return dims, ([x for x in inner.split(",")] if inner else [])
+
+    def nested(s, depth, shape, out):
+        s = s.strip()
+        if depth == rank:
+            out.append(s)
+            return
+        inner = s[1:-1]
+        items, level, start = [], 0, 0
+        for i, c in enumerate(inner):
+            if c == "[":
+                level += 1
+            elif c == "]":
+                level -= 1
+            elif c == "," and level == 0:
+                items.append(inner[start:i])
+                start = i + 1
+        if inner.strip():
+            items.append(inner[start:])
+        if shape[depth] is None:
+            shape[depth] = len(items)
+        for it in items:
+            nested(it, depth + 1, shape, out)
+
+    shape, out = [None] * rank, []
+    nested(v, 0, shape, out)
+    return [d or 0 for d in shape], out
 
 
 def c_elem(e):
@@ -90,12 +133,11 @@ def main():
     for (t, name, _), v in zip(ins, a.args):
         e = elem_of(t)
         if e:
-            inner = v.strip()[1:-1].strip()
-            vals = [x for x in inner.split(",")] if inner else []
-            maxlen = max(maxlen, len(vals))
+            shape, vals = parse_array(v, rank_of(t))
+            maxlen = max([maxlen, len(vals)] + shape)
             n = max(len(vals), 1)
             w("    static %s %s_d[%d] = {%s};" % (c_elem(e), name, n, ", ".join(lit(x, e) for x in vals) or "0"))
-            w("    %s %s = {%s_d, {%d}};" % (t, name, name, len(vals)))
+            w("    %s %s = {%s_d, {%s}};" % (t, name, name, ", ".join(str(d) for d in shape)))
         else:
             e = CTYPES[t]
             w("    %s %s = %s;" % (t, name, lit(v, e)))
@@ -112,9 +154,10 @@ def main():
         if e:
             if a.storage == "caller":
                 w("    static %s %s_room[%d];" % (c_elem(e), name, room))
-                w("    %s %s = {%s_room, {%d}};" % (t, name, name, room))
+                # Room for `room` elements: shape[0] = room, the others 1.
+                w("    %s %s = {%s_room, {%s}};" % (t, name, name, ", ".join([str(room)] + ["1"] * (rank_of(t) - 1))))
             else:
-                w("    %s %s = {NULL, {0}};" % (t, name))
+                w("    %s %s = {NULL, {%s}};" % (t, name, ", ".join(["0"] * rank_of(t))))
         else:
             w("    %s %s = 0;" % (t, name))
         call.append("&" + name)
@@ -126,8 +169,14 @@ def main():
         is_arr = elem_of(t) is not None
         pr = {"bool": 'printf("%d", (int)X)', "i32": 'printf("%d", (int)X)', "i64": 'printf("%lld", (long long)X)', "f32": "pf32(X)", "f64": "pf(X)"}[e]
         if is_arr:
-            w('    printf("%s = [");' % name)
-            w("    for (int64_t i = 0; i < %s.shape[0]; i++) { if (i) printf(\", \"); %s; }" % (name, pr.replace("X", "%s.data[i]" % name)))
+            r = rank_of(t)
+            count = " * ".join("%s.shape[%d]" % (name, d) for d in range(r))
+            if r == 1:
+                w('    printf("%s = [");' % name)
+            else:
+                # A matrix as the interpreter prints it: its shape, then its elements.
+                w('    printf("%s = %s:[", %s);' % (name, "x".join(["%lld"] * r), ", ".join("(long long)%s.shape[%d]" % (name, d) for d in range(r))))
+            w("    for (int64_t i = 0; i < %s; i++) { if (i) printf(\", \"); %s; }" % (count, pr.replace("X", "%s.data[i]" % name)))
             w('    printf("]\\n");')
         else:
             w('    printf("%s = "); %s; printf("\\n");' % (name, pr.replace("X", name)))

@@ -256,8 +256,64 @@ fn parse_scalar(s: &str, p: Prim) -> Option<Scalar> {
     })
 }
 
-/// Formats one result the way the test drivers print them: `name = v` or
-/// `name = [v, v]`, floats with 17 significant digits.
+/// Reads an array argument of rank `rank`: nested lists (`[[1,2],[3,4]]`),
+/// or a shape and the elements in row-major order (`2x2:[1,2,3,4]`,
+/// `0x5:[]`, for shapes nested lists cannot write).
+fn parse_array(text: &str, rank: usize, p: Prim) -> Option<(Vec<usize>, Vec<Scalar>)> {
+    let flat = |s: &str| -> Option<Vec<Scalar>> {
+        let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?;
+        if inner.trim().is_empty() {
+            return Some(vec![]);
+        }
+        inner.split(',').map(|x| parse_scalar(x, p)).collect()
+    };
+    if let Some((shape, data)) = text.split_once(':') {
+        let dims: Vec<usize> = shape.split('x').map(|d| d.trim().parse().ok()).collect::<Option<_>>()?;
+        let xs = flat(data)?;
+        return (dims.len() == rank && dims.iter().product::<usize>() == xs.len()).then_some((dims, xs));
+    }
+    // Nested lists: one level per dimension, rectangular.
+    fn nested(s: &str, depth: usize, p: Prim, shape: &mut Vec<Option<usize>>, out: &mut Vec<Scalar>) -> Option<()> {
+        let s = s.trim();
+        if depth == shape.len() {
+            out.push(parse_scalar(s, p)?);
+            return Some(());
+        }
+        let inner = s.strip_prefix('[')?.strip_suffix(']')?;
+        let mut items = vec![];
+        let (mut level, mut start) = (0, 0);
+        for (i, c) in inner.char_indices() {
+            match c {
+                '[' => level += 1,
+                ']' => level -= 1,
+                ',' if level == 0 => {
+                    items.push(&inner[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        if !inner.trim().is_empty() {
+            items.push(&inner[start..]);
+        }
+        match shape[depth] {
+            Some(n) if n != items.len() => return None,
+            _ => shape[depth] = Some(items.len()),
+        }
+        for it in items {
+            nested(it, depth + 1, p, shape, out)?;
+        }
+        Some(())
+    }
+    let mut shape = vec![None; rank];
+    let mut xs = vec![];
+    nested(text, 0, p, &mut shape, &mut xs)?;
+    Some((shape.into_iter().map(|d| d.unwrap_or(0)).collect(), xs))
+}
+
+/// Formats one result the way the test drivers print them: `name = v`,
+/// `name = [v, v]`, or for a matrix `name = 2x3:[v, …]` (its shape, then
+/// its elements row-major); floats with 17 significant digits.
 pub fn format_value(name: &str, v: &Value) -> String {
     let one = |s: &Scalar| match s {
         Scalar::Bool(b) => format!("{}", *b as i32),
@@ -269,7 +325,11 @@ pub fn format_value(name: &str, v: &Value) -> String {
     };
     match v {
         Value::Scalar(s) => format!("{} = {}", name, one(s)),
-        Value::Array(_, xs) => format!("{} = [{}]", name, xs.iter().map(one).collect::<Vec<_>>().join(", ")),
+        Value::Array(_, shape, xs) if shape.len() == 1 => format!("{} = [{}]", name, xs.iter().map(one).collect::<Vec<_>>().join(", ")),
+        Value::Array(_, shape, xs) => {
+            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            format!("{} = {}:[{}]", name, dims.join("x"), xs.iter().map(one).collect::<Vec<_>>().join(", "))
+        }
     }
 }
 
@@ -288,14 +348,9 @@ fn interpret(program: &afc_ir::labelled::Program, name: &str, args: &[String]) -
         let bad = || fail(&format!("cannot read '{}' as parameter {}", a, l.c_name));
         vals.push(match f.var(v).ty {
             VarTy::Scalar(p) => Value::Scalar(parse_scalar(a, p).ok_or_else(bad)?),
-            VarTy::Array(_, p) => {
-                let inner = a.trim().strip_prefix('[').and_then(|s| s.strip_suffix(']')).ok_or_else(bad)?;
-                let xs = if inner.trim().is_empty() {
-                    vec![]
-                } else {
-                    inner.split(',').map(|s| parse_scalar(s, p)).collect::<Option<Vec<_>>>().ok_or_else(bad)?
-                };
-                Value::Array(p, xs)
+            VarTy::Array(r, p) => {
+                let (shape, xs) = parse_array(a, r as usize, p).ok_or_else(bad)?;
+                Value::Array(p, shape, xs)
             }
         });
     }

@@ -3,7 +3,11 @@
 //! iteration size, each member is combined with the tree of the members
 //! after it (Vertical or Diagonal if those read its arrays, else
 //! Horizontal); a filter carries the tree of the members that run at its
-//! sub-rate, fused vertically (or diagonally) under it.
+//! sub-rate, fused vertically (or diagonally) under it. Members that
+//! iterate over more dimensions than the level's run in an inner `Loop`
+//! per size of their next dimension, placed where the first of them is
+//! scheduled: data flows only outwards (a fold's row results), so the
+//! inner loop may run before the level's other members.
 
 use afc_ir::cluster::Clustering;
 use afc_ir::fusion::FusionTree;
@@ -28,7 +32,7 @@ pub fn trees(f: &Function, g: &DepGraph, c: &Clustering) -> Vec<FusionTree> {
                 .min_by_key(|s| (sizes.depth(*s), s.0))
                 .unwrap();
             let cx = Ctx { f, g, manifest: &manifest, ord: &ord, label_of: &label_of, rank: &ms };
-            level(&cx, &ms, root)
+            level(&cx, &ms, &[root])
         })
         .collect()
 }
@@ -44,14 +48,14 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// The size a member runs at: its own, or for a node evaluated at a
+    /// The shape a member runs at: its own, or for a node evaluated at a
     /// gather's indices, that gather's.
-    fn size(&self, n: NodeId) -> SizeId {
+    fn shape(&self, n: NodeId) -> &[SizeId] {
         let mut n = n;
         while self.ord[n.0 as usize] >= 2 {
             n = self.label_of[&self.ord[n.0 as usize]];
         }
-        self.g.sizes.of_node(n)
+        self.g.sizes.node_shape(n)
     }
     fn pos(&self, n: NodeId) -> usize {
         self.rank.iter().position(|m| *m == n).unwrap()
@@ -94,25 +98,45 @@ struct Item {
     nodes: Vec<NodeId>,
 }
 
-fn level(cx: &Ctx, ms: &[NodeId], size: SizeId) -> FusionTree {
+/// The tree of the members `ms` that run inside the loops of `prefix`:
+/// those of exactly that shape at this level, the deeper ones in inner loops.
+fn level(cx: &Ctx, ms: &[NodeId], prefix: &[SizeId]) -> FusionTree {
     let (f, g, manifest) = (cx.f, cx.g, cx.manifest);
     let sizes = &g.sizes;
     let mut items = vec![];
-    for n in ms.iter().filter(|n| cx.size(**n) == size) {
+    for n in ms.iter().filter(|n| cx.shape(**n) == prefix) {
         let mut tree = FusionTree::Leaf(*n);
         let mut nodes = vec![*n];
-        // A transducer (a filter) carries the members at its sub-rate.
+        // A transducer (a filter, over vectors) carries the members at its
+        // sub-rate.
         if f.node(*n).comb().transducer() {
-            let sub = sizes.of_array[&f.node(*n).outputs()[0]];
-            let below: Vec<NodeId> = ms.iter().copied().filter(|m| sizes.path(cx.size(*m), sub).is_some()).collect();
+            let sub = sizes.of(f.node(*n).outputs()[0]);
+            let below: Vec<NodeId> =
+                ms.iter().copied().filter(|m| cx.shape(*m).len() == 1 && *m != *n && sizes.path(cx.shape(*m)[0], sub).is_some()).collect();
             if !below.is_empty() {
-                let then = level(cx, &below, sub);
+                let then = level(cx, &below, &[sub]);
                 let via = reads_of(g, &[*n], &below);
                 tree = combine(FusionTree::Leaf(*n), then, via, manifest);
                 nodes.extend(below);
             }
         }
         items.push(Item { node: *n, tree, nodes });
+    }
+    // Deeper members, one inner loop per size of their next dimension.
+    let d = prefix.len();
+    let mut inner: indexmap::IndexMap<SizeId, Vec<NodeId>> = indexmap::IndexMap::new();
+    for n in ms {
+        let s = cx.shape(*n);
+        if s.len() > d && s[..d] == *prefix {
+            inner.entry(s[d]).or_default().push(*n);
+        }
+    }
+    for (size, group) in inner {
+        let mut deeper = prefix.to_vec();
+        deeper.push(size);
+        let body = level(cx, &group, &deeper);
+        let first = *group.iter().min_by_key(|m| cx.pos(**m)).unwrap();
+        items.push(Item { node: first, tree: FusionTree::Loop { size, body: Box::new(body) }, nodes: group });
     }
     items.sort_by_key(|i| cx.pos(i.node));
     chain(g, items, manifest)

@@ -62,11 +62,15 @@ fn stmt_uses(f: &Function, sizes: &Sizes, s: &Stmt) -> Vec<VarId> {
 /// flexible size nothing (a parameter gives it on entry) unless only extern
 /// calls return arrays of it — then those arrays.
 fn size_sources(sizes: &Sizes, a: VarId) -> Vec<VarId> {
-    match sizes.of_array.get(&a).map(|c| &sizes.classes[c.0 as usize]) {
-        Some(SizeOrigin::Scalar(Operand::Var(n))) => vec![*n],
-        Some(SizeOrigin::Params(ps)) if ps.iter().all(|p| sizes.returned.contains(p)) => ps.clone(),
-        _ => vec![],
+    let mut out = vec![];
+    for c in sizes.of_array.get(&a).into_iter().flatten() {
+        match &sizes.classes[c.0 as usize] {
+            SizeOrigin::Scalar(Operand::Var(n)) => out.push(*n),
+            SizeOrigin::Params(ps) if ps.iter().all(|(p, _)| sizes.returned.contains(p)) => out.extend(ps.iter().map(|(p, _)| *p)),
+            _ => {}
+        }
     }
+    out
 }
 
 /// Arrays a block reads by `Index` (not those it only measures).
@@ -90,6 +94,18 @@ fn indexed_in(b: &Block, out: &mut IndexSet<VarId>) {
 fn barrier(f: &Function, p: NodeId, x: VarId) -> Option<String> {
     let node = f.node(p);
     node.is_barrier().then(|| format!("'{}' is made by {}, complete only once it returns", f.var(x).name, node.comb().what()))
+}
+
+/// Why `p` and `c` may not share a nest, if one of them iterates over
+/// nested loops whose rows a filter counts: its loops would have to run
+/// under the filter's guard, at the sub-rate, which the loop IR does not
+/// express (a filter is a `When` around bodies of one loop).
+fn nested_under_filter(f: &Function, sizes: &Sizes, p: NodeId, c: NodeId) -> Option<String> {
+    [p, c].into_iter().find_map(|n| {
+        let shape = sizes.node_shape(n);
+        (shape.len() > 1 && sizes.depth(shape[0]) > 0)
+            .then(|| format!("'{}' iterates over rows counted by a filter, and nested loops do not fuse at a filter's sub-rate", f.node(n).name))
+    })
 }
 
 pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
@@ -203,8 +219,10 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
                 }
                 // A filtered array has no known end while it is produced, so
                 // a reverse reads it from memory (DESIGN.md decision 8b).
-                let filtered = sizes.of_array.get(x).map(|s| sizes.transducer[s.0 as usize].is_some()).unwrap_or(false);
-                let kind = if node.flips_order() && filtered {
+                let filtered = sizes.of_array.get(x).map(|s| sizes.transducer[s[0].0 as usize].is_some()).unwrap_or(false);
+                let kind = if let Some(reason) = nested_under_filter(f, sizes, p, c) {
+                    EdgeKind::Preventing { reason }
+                } else if node.flips_order() && filtered {
                     forced_manifest.insert(*x);
                     EdgeKind::Preventing { reason: format!("'{}' is a filtered array, reversed only once complete", f.var(*x).name) }
                 } else {
@@ -228,6 +246,8 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
                     // would need two orders on one edge.
                     let streamed_too = node.streamed_inputs().iter().any(|i| producer[i.0 as usize] == Some(p));
                     let kind = if let Some(reason) = barrier(f, p, *x) {
+                        EdgeKind::Preventing { reason }
+                    } else if let Some(reason) = nested_under_filter(f, sizes, p, c) {
                         EdgeKind::Preventing { reason }
                     } else if streamed_too {
                         EdgeKind::Preventing { reason: format!("'{}' makes both the index and the source of gather '{}'", f.node(p).name, node.name) }

@@ -11,17 +11,20 @@ use std::collections::HashMap;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Key {
-    Param(VarId),
-    /// An array an extern call returns: flexible like a parameter's size.
-    Returned(VarId),
+    /// A dimension of a parameter.
+    Param(VarId, u8),
+    /// A dimension of an array an extern call returns: flexible like a
+    /// parameter's size.
+    Returned(VarId, u8),
     Rigid(Operand),
 }
 
+/// Union-find over the arrays' dimensions.
 struct Uf {
     parent: Vec<usize>,
     keys: Vec<Vec<Key>>,
-    /// An array of each class, for naming it in diagnostics.
-    witness: Vec<VarId>,
+    /// A dimension of an array of each class, for naming it in diagnostics.
+    witness: Vec<(VarId, usize)>,
 }
 
 impl Uf {
@@ -38,13 +41,15 @@ impl Uf {
 struct Solver<'a> {
     f: &'a Function,
     uf: Uf,
+    /// Each array's first dimension's element in the union-find.
     index: HashMap<VarId, usize>,
     /// What made each rigid size (by its scalar), for diagnostics.
     rigid_cause: Vec<(Operand, Rigid, NodeId)>,
     /// Arrays extern calls return, with the extern's name.
     returned_by: IndexMap<VarId, String>,
-    /// Scalars bound to `length(a)` name a's size.
-    length_of: HashMap<VarId, VarId>,
+    /// Scalars bound to `length(a)` (or a component of `shape(a)`) name
+    /// that dimension of a's size.
+    length_of: HashMap<VarId, (VarId, usize)>,
     /// The node whose rules are being applied, and its span.
     node: NodeId,
     span: Span,
@@ -65,8 +70,8 @@ impl Solver<'_> {
                     }
                 ),
             },
-            _ => match ks.iter().find_map(|k| if let Key::Returned(v) = k { Some(*v) } else { None }) {
-                Some(v) if !ks.iter().any(|k| matches!(k, Key::Param(_))) => {
+            _ => match ks.iter().find_map(|k| if let Key::Returned(v, _) = k { Some(*v) } else { None }) {
+                Some(v) if !ks.iter().any(|k| matches!(k, Key::Param(..))) => {
                     format!("the size of what extern fn '{}' returns, known once it returns", self.returned_by[&v])
                 }
                 _ => "the size of a parameter".to_string(),
@@ -74,9 +79,15 @@ impl Solver<'_> {
         }
     }
 
-    fn unify(&mut self, a: VarId, b: VarId) -> Result<(), Diagnostic> {
+    /// The union-find element of dimension `d` of `a`.
+    fn elem(&self, a: VarId, d: usize) -> usize {
+        self.index[&a] + d
+    }
+
+    fn unify(&mut self, a: VarId, da: usize, b: VarId, db: usize) -> Result<(), Diagnostic> {
         let f = self.f;
-        let (ra, rb) = (self.uf.find(self.index[&a]), self.uf.find(self.index[&b]));
+        let (ea, eb) = (self.elem(a, da), self.elem(b, db));
+        let (ra, rb) = (self.uf.find(ea), self.uf.find(eb));
         if ra == rb {
             return Ok(());
         }
@@ -85,12 +96,13 @@ impl Solver<'_> {
         // rigid size or with a parameter's size.
         let mut rigid: Vec<&Operand> = ka.iter().chain(kb).filter_map(|k| if let Key::Rigid(o) = k { Some(o) } else { None }).collect();
         rigid.dedup();
-        let params = ka.iter().chain(kb).any(|k| matches!(k, Key::Param(_) | Key::Returned(_)));
+        let params = ka.iter().chain(kb).any(|k| matches!(k, Key::Param(..) | Key::Returned(..)));
         if rigid.len() > 1 || (!rigid.is_empty() && params) {
-            let (wa, wb) = (self.uf.witness[ra], self.uf.witness[rb]);
-            return Err(Diagnostic::error(self.span, format!("the sizes of '{}' and '{}' cannot be shown equal", f.var(wa).name, f.var(wb).name))
-                .with_label(f.var(wa).span, format!("'{}' has {}", f.var(wa).name, self.describe(ka)))
-                .with_label(f.var(wb).span, format!("'{}' has {}", f.var(wb).name, self.describe(kb)))
+            // A vector is named as it is; of a matrix, the dimension too.
+            let dim = |v: VarId, d: usize| if matches!(f.var(v).ty, VarTy::Array(1, _)) { format!("'{}'", f.var(v).name) } else { format!("dimension {} of '{}'", d, f.var(v).name) };
+            return Err(Diagnostic::error(self.span, format!("the sizes of {} and {} cannot be shown equal", dim(a, da), dim(b, db)))
+                .with_label(f.var(a).span, format!("'{}' has {}", f.var(a).name, self.describe(ka)))
+                .with_label(f.var(b).span, format!("'{}' has {}", f.var(b).name, self.describe(kb)))
                 .with_note("sizes born inside the program are rigid: each equals only itself"));
         }
         let moved = std::mem::take(&mut self.uf.keys[rb]);
@@ -99,35 +111,49 @@ impl Solver<'_> {
         Ok(())
     }
 
-    fn add_key(&mut self, a: VarId, k: Key) {
-        let r = self.uf.find(self.index[&a]);
+    fn add_key(&mut self, a: VarId, d: usize, k: Key) {
+        let r = self.uf.find(self.elem(a, d));
         self.uf.keys[r].push(k);
+    }
+
+    fn rank(&self, a: VarId) -> usize {
+        match self.f.var(a).ty {
+            VarTy::Array(r, _) => r as usize,
+            _ => 0,
+        }
     }
 }
 
 impl SizeRules for Solver<'_> {
     fn same(&mut self, arrays: &[VarId]) -> Result<(), Diagnostic> {
-        for w in arrays.windows(2) {
-            self.unify(w[0], w[1])?;
+        // Each against the first, so that a message names the first.
+        let Some((&first, rest)) = arrays.split_first() else { return Ok(()) };
+        for &b in rest {
+            for d in 0..self.rank(first).min(self.rank(b)) {
+                self.unify(first, d, b, d)?;
+            }
         }
         Ok(())
     }
-    fn rigid(&mut self, array: VarId, size: Operand, cause: Rigid) -> Result<(), Diagnostic> {
+    fn same_dim(&mut self, a: VarId, da: usize, b: VarId, db: usize) -> Result<(), Diagnostic> {
+        self.unify(a, da, b, db)
+    }
+    fn rigid(&mut self, array: VarId, dim: usize, size: Operand, cause: Rigid) -> Result<(), Diagnostic> {
         self.rigid_cause.push((size, cause, self.node));
-        self.add_key(array, Key::Rigid(size));
+        self.add_key(array, dim, Key::Rigid(size));
         Ok(())
     }
-    fn sized(&mut self, array: VarId, size: Operand) -> Result<(), Diagnostic> {
+    fn sized(&mut self, array: VarId, dim: usize, size: Operand) -> Result<(), Diagnostic> {
         let from = match size {
             Operand::Var(v) => self.length_of.get(&v).copied(),
             _ => None,
         };
         match from {
-            Some(a) => self.unify(array, a),
+            Some((a, d)) => self.unify(array, dim, a, d),
             None => {
-                self.add_key(array, Key::Rigid(size));
-                // Two generates of the same scalar share one rigid size.
-                let r = self.uf.find(self.index[&array]);
+                self.add_key(array, dim, Key::Rigid(size));
+                // Two sizes of the same scalar are one rigid size.
+                let r = self.uf.find(self.elem(array, dim));
                 let n = self.uf.parent.len();
                 let other = (0..n).find(|&i| {
                     let ri = self.uf.find(i);
@@ -135,8 +161,8 @@ impl SizeRules for Solver<'_> {
                 });
                 match other {
                     Some(o) => {
-                        let w = self.uf.witness[o];
-                        self.unify(array, w)
+                        let (w, d) = self.uf.witness[o];
+                        self.unify(array, dim, w, d)
                     }
                     None => Ok(()),
                 }
@@ -145,7 +171,9 @@ impl SizeRules for Solver<'_> {
     }
     fn returned(&mut self, array: VarId, func: &str) {
         self.returned_by.insert(array, func.to_string());
-        self.add_key(array, Key::Returned(array));
+        for d in 0..self.rank(array) {
+            self.add_key(array, d, Key::Returned(array, d as u8));
+        }
     }
 }
 
@@ -153,18 +181,27 @@ impl SizeRules for Solver<'_> {
 /// each combinator's rules (its `Combinator::sizes`), then `zip`'s.
 pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
     let arrays: Vec<VarId> = (0..f.vars.len() as u32).map(VarId).filter(|v| f.var(*v).ty.is_array()).collect();
-    let index: HashMap<VarId, usize> = arrays.iter().enumerate().map(|(i, v)| (*v, i)).collect();
-    let uf = Uf { parent: (0..arrays.len()).collect(), keys: vec![vec![]; arrays.len()], witness: arrays.clone() };
-    let mut length_of: HashMap<VarId, VarId> = HashMap::new();
+    // One union-find element per dimension of every array.
+    let mut index: HashMap<VarId, usize> = HashMap::new();
+    let mut witness = vec![];
+    for v in &arrays {
+        index.insert(*v, witness.len());
+        let VarTy::Array(r, _) = f.var(*v).ty else { unreachable!() };
+        witness.extend((0..r as usize).map(|d| (*v, d)));
+    }
+    let uf = Uf { parent: (0..witness.len()).collect(), keys: vec![vec![]; witness.len()], witness };
+    let mut length_of: HashMap<VarId, (VarId, usize)> = HashMap::new();
     for it in &f.items {
-        if let Item::Stmt(Stmt::Assign { dst, rhs: Rhs::Length(a, 0), .. }) = it {
-            length_of.insert(*dst, *a);
+        if let Item::Stmt(Stmt::Assign { dst, rhs: Rhs::Length(a, d), .. }) = it {
+            length_of.insert(*dst, (*a, *d as usize));
         }
     }
     let mut sv = Solver { f, uf, index, rigid_cause: vec![], returned_by: IndexMap::new(), length_of, node: NodeId(0), span: f.span };
     for p in f.param_vars() {
-        if let Some(&i) = sv.index.get(&p) {
-            sv.uf.keys[i].push(Key::Param(p));
+        if let (Some(_), VarTy::Array(r, _)) = (sv.index.get(&p), f.var(p).ty) {
+            for d in 0..r {
+                sv.add_key(p, d as usize, Key::Param(p, d));
+            }
         }
     }
     for n in f.node_ids() {
@@ -176,43 +213,48 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
         sv.span = *span;
         sv.same(vs)?;
     }
-    let Solver { mut uf, returned_by, .. } = sv;
+    let Solver { mut uf, returned_by, index, .. } = sv;
     // Number the classes in order of first appearance.
     let mut class_of_root: IndexMap<usize, SizeId> = IndexMap::new();
     let mut classes = vec![];
     let mut of_array = IndexMap::new();
-    for (i, v) in arrays.iter().enumerate() {
-        let r = uf.find(i);
-        let id = *class_of_root.entry(r).or_insert_with(|| {
-            let ks = &uf.keys[r];
-            let origin = match ks.iter().find_map(|k| if let Key::Rigid(o) = k { Some(*o) } else { None }) {
-                Some(o) => SizeOrigin::Scalar(o),
-                None => {
-                    let params = ks.iter().filter_map(|k| if let Key::Param(p) = k { Some(*p) } else { None });
-                    let returned = ks.iter().filter_map(|k| if let Key::Returned(p) = k { Some(*p) } else { None });
-                    SizeOrigin::Params(params.chain(returned).collect())
-                }
-            };
-            classes.push(origin);
-            SizeId(classes.len() as u32 - 1)
-        });
-        of_array.insert(*v, id);
+    for v in &arrays {
+        let VarTy::Array(r, _) = f.var(*v).ty else { unreachable!() };
+        let mut shape = vec![];
+        for d in 0..r as usize {
+            let root = uf.find(index[v] + d);
+            let id = *class_of_root.entry(root).or_insert_with(|| {
+                let ks = &uf.keys[root];
+                let origin = match ks.iter().find_map(|k| if let Key::Rigid(o) = k { Some(*o) } else { None }) {
+                    Some(o) => SizeOrigin::Scalar(o),
+                    None => {
+                        let params = ks.iter().filter_map(|k| if let Key::Param(p, d) = k { Some((*p, *d)) } else { None });
+                        let returned = ks.iter().filter_map(|k| if let Key::Returned(p, d) = k { Some((*p, *d)) } else { None });
+                        SizeOrigin::Params(params.chain(returned).collect())
+                    }
+                };
+                classes.push(origin);
+                SizeId(classes.len() as u32 - 1)
+            });
+            shape.push(id);
+        }
+        of_array.insert(*v, shape);
     }
     // A barrier (an extern call) iterates ⊥ (papers/000 Fig. 1.6): a class of its own.
-    let iteration: Vec<SizeId> = f
+    let iteration: Vec<Vec<SizeId>> = f
         .node_ids()
         .map(|n| match f.node(n).comb().iterates() {
-            Iterates::Input(a) | Iterates::Output(a) => of_array[&a],
+            Iterates::Input(a) | Iterates::Output(a) => of_array[&a].clone(),
             Iterates::Nothing => {
                 classes.push(SizeOrigin::Unknown);
-                SizeId(classes.len() as u32 - 1)
+                vec![SizeId(classes.len() as u32 - 1)]
             }
         })
         .collect();
     let mut transducer = vec![None; classes.len()];
     for n in f.node_ids() {
         if f.node(n).comb().transducer() {
-            transducer[of_array[&f.node(n).outputs()[0]].0 as usize] = Some(n);
+            transducer[of_array[&f.node(n).outputs()[0]][0].0 as usize] = Some(n);
         }
     }
     let returned = returned_by.keys().copied().collect();

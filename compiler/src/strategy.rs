@@ -112,9 +112,24 @@ fn place_results(f: &mut Function) {
             Operand::Var(v) if f.var(v).ty.is_array() => Some(v),
             _ => None,
         })
-        .filter_map(|v| match f.capacity.get(&v).or(f.sizes.get(&v)) {
-            Some(SizeExpr::Dim(a, _)) | Some(SizeExpr::Scalar(Operand::Var(a))) => Some(*a),
-            _ => Some(v),
+        .flat_map(|v| {
+            // Its room: the capacity of its outermost dimension, its other
+            // dimensions' sizes.
+            let dims: Vec<SizeExpr> = match (f.capacity.get(&v), f.sizes.get(&v)) {
+                (Some(c), Some(s)) => std::iter::once(*c).chain(s[1..].iter().copied()).collect(),
+                (None, Some(s)) => s.clone(),
+                (Some(c), None) => vec![*c],
+                (None, None) => vec![],
+            };
+            if dims.is_empty() {
+                return vec![v];
+            }
+            dims.into_iter()
+                .filter_map(|d| match d {
+                    SizeExpr::Dim(a, _) | SizeExpr::Scalar(Operand::Var(a)) => Some(a),
+                    _ => None,
+                })
+                .collect()
         })
         .collect();
     let any_array = f.results.iter().any(|l| matches!(l.value, Operand::Var(v) if f.var(v).ty.is_array()));

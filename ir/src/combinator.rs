@@ -9,20 +9,24 @@
 
 use crate::diag::{Diagnostic, Span};
 use crate::labelled::{Function, Lambda, Operand, ScanKind, VarId};
-use crate::loops::LoopBody;
+use crate::loops::{LabelIndex, LoopBody};
 
-/// What a combinator tells size inference (papers/000 §1.3, Fig. 1.5).
-/// compiler/src/sizes.rs solves the constraints; a conflict is a diagnostic
-/// at the combinator's span.
+/// What a combinator tells size inference (papers/000 §1.3, Fig. 1.5), per
+/// dimension. compiler/src/sizes.rs solves the constraints; a conflict is
+/// a diagnostic at the combinator's span.
 pub trait SizeRules {
-    /// These arrays have one size.
+    /// These arrays (of one rank) have one shape.
     fn same(&mut self, arrays: &[VarId]) -> Result<(), Diagnostic>;
-    /// The size of `array` is born here: rigid, the value of `size`.
-    fn rigid(&mut self, array: VarId, size: Operand, cause: Rigid) -> Result<(), Diagnostic>;
-    /// The size of `array` is the value of `size`: the size of the array it
-    /// measures when it is a `length`, else a rigid size of its own.
-    fn sized(&mut self, array: VarId, size: Operand) -> Result<(), Diagnostic>;
-    /// `array` is returned by an extern fn: its size is flexible, like a
+    /// Dimension `da` of `a` has the size of dimension `db` of `b`.
+    fn same_dim(&mut self, a: VarId, da: usize, b: VarId, db: usize) -> Result<(), Diagnostic>;
+    /// The size of dimension `dim` of `array` is born here: rigid, the
+    /// value of `size`.
+    fn rigid(&mut self, array: VarId, dim: usize, size: Operand, cause: Rigid) -> Result<(), Diagnostic>;
+    /// The size of dimension `dim` of `array` is the value of `size`: the
+    /// size it measures when it is a `length` (or a `shape` component),
+    /// else a rigid size of its own.
+    fn sized(&mut self, array: VarId, dim: usize, size: Operand) -> Result<(), Diagnostic>;
+    /// `array` is returned by an extern fn: its sizes are flexible, like a
     /// parameter's, known once the call returns.
     fn returned(&mut self, array: VarId, func: &str);
 }
@@ -65,6 +69,9 @@ pub trait Combinator {
     /// The worker (the identity for combinators that only move elements).
     fn lambda(&self) -> &Lambda;
     fn lambda_mut(&mut self) -> &mut Lambda;
+    /// Visits every variable and operand it uses outside its worker (its
+    /// inputs, sizes, initial values, arguments), for renaming.
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), o: &mut dyn FnMut(&mut Operand));
     /// The arrays (or a fold's scalars) it computes.
     fn outputs(&self) -> &[VarId];
     /// Every variable it defines: its outputs, and counts or lengths.
@@ -79,6 +86,11 @@ pub trait Combinator {
     /// only with a producer that can compute any element on demand.
     fn gathered(&self) -> &[VarId] {
         &[]
+    }
+    /// Where the positions it reads its gathered arrays at come from (a
+    /// gather's index arrays, a transpose's exchanged indices).
+    fn label_index(&self) -> Option<LabelIndex> {
+        None
     }
     /// Arrays it needs complete and reads from memory (fusion-preventing
     /// edges), besides what its worker indexes.
@@ -125,9 +137,15 @@ pub trait Combinator {
         false
     }
     /// Are its output arrays made one element per iteration, at its
-    /// iteration size (not a transducer's, a scatter's or a barrier's)?
+    /// iteration size (not a transducer's, a fold's, a scatter's or a
+    /// barrier's)?
     fn outputs_at_rate(&self) -> bool {
-        !self.transducer()
+        !self.transducer() && !self.reduces()
+    }
+    /// Does it reduce its iteration shape's innermost dimension, making one
+    /// result per row (a fold): its array outputs have the other dimensions?
+    fn reduces(&self) -> bool {
+        false
     }
     /// Its size constraints.
     fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic>;
@@ -136,11 +154,11 @@ pub trait Combinator {
     /// Its loop body (docs/lowering.md); `lam` prepares a worker for the
     /// loop IR (its `length`s become sizes).
     fn lower(&self, name: &str, span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered;
-    /// The scalar its iteration size comes from, if it makes its own size
+    /// The scalars its iteration sizes come from, if it makes its own shape
     /// (a generate's): checked non-negative also where it runs at a
     /// gather's positions.
-    fn size_arg(&self) -> Option<Operand> {
-        None
+    fn size_args(&self) -> Vec<Operand> {
+        vec![]
     }
     /// Run in order, its nest is two loops over these arrays' lengths (a
     /// cross: row-major over its two arguments).
@@ -158,6 +176,21 @@ pub trait Combinator {
     fn prints_worker(&self) -> bool {
         true
     }
+}
+
+/// The accessors of a combinator's worker (field `$lam`) and `outputs`.
+macro_rules! worker_and_outputs {
+    ($lam:ident) => {
+        fn lambda(&self) -> &Lambda {
+            &self.$lam
+        }
+        fn lambda_mut(&mut self) -> &mut Lambda {
+            &mut self.$lam
+        }
+        fn outputs(&self) -> &[VarId] {
+            &self.outputs
+        }
+    };
 }
 
 fn vars(f: &Function, vs: &[VarId]) -> String {
@@ -188,14 +221,9 @@ impl Combinator for Map {
     fn name(&self) -> &'static str {
         "map"
     }
-    fn lambda(&self) -> &Lambda {
-        &self.f
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.f
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    worker_and_outputs!(f);
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), _o: &mut dyn FnMut(&mut Operand)) {
+        self.inputs.iter_mut().for_each(v);
     }
     fn streamed(&self) -> &[VarId] {
         &self.inputs
@@ -219,10 +247,11 @@ impl Combinator for Map {
 
 // ---------------------------------------------------------------- generate, iota
 
-/// `outputs[k][i] = f(i)[k]` for `i < size`.
+/// `outputs[k][i, j, …] = f(i, j, …)[k]` for every position of `shape`
+/// (one size per dimension; the worker takes one index per dimension).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Generate {
-    pub size: Operand,
+    pub shape: Vec<Operand>,
     pub f: Lambda,
     pub outputs: Vec<VarId>,
 }
@@ -231,23 +260,20 @@ impl Combinator for Generate {
     fn name(&self) -> &'static str {
         "generate"
     }
-    fn lambda(&self) -> &Lambda {
-        &self.f
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.f
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    worker_and_outputs!(f);
+    fn operands_mut(&mut self, _v: &mut dyn FnMut(&mut VarId), o: &mut dyn FnMut(&mut Operand)) {
+        self.shape.iter_mut().for_each(o);
     }
     fn scalar_args(&self) -> Vec<Operand> {
-        vec![self.size]
+        self.shape.clone()
     }
     fn index_computable(&self) -> bool {
         true
     }
     fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
-        r.sized(self.outputs[0], self.size)?;
+        for (d, s) in self.shape.iter().enumerate() {
+            r.sized(self.outputs[0], d, *s)?;
+        }
         r.same(&self.outputs)
     }
     fn iterates(&self) -> Iterates {
@@ -257,16 +283,18 @@ impl Combinator for Generate {
         Lowered::Body(LoopBody::FromIndex { name: name.into(), f: lam(&self.f), outs: self.outputs.clone() })
     }
     fn print(&self, f: &Function) -> String {
-        format!("generate({})", f.operand(&self.size))
+        format!("generate({})", operands(f, &self.shape))
     }
-    fn size_arg(&self) -> Option<Operand> {
-        Some(self.size)
+    fn size_args(&self) -> Vec<Operand> {
+        self.shape.clone()
     }
 }
 
 // ---------------------------------------------------------------- fold
 
-/// `outputs = op(…op(init, input[0])…, input[n-1])`; the lambda's
+/// `outputs = op(…op(init, input[0])…, input[n-1])` along the innermost
+/// dimension: a vector folds to scalars, a matrix to a vector of its rows'
+/// results (one per row), a rank-3 array to a matrix. The lambda's
 /// parameters are the accumulator leaves then the element leaves.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fold {
@@ -274,20 +302,18 @@ pub struct Fold {
     pub init: Vec<Operand>,
     pub inputs: Vec<VarId>,
     pub outputs: Vec<VarId>,
+    /// The rank of its results: its input's, less one (0: scalars).
+    pub out_rank: usize,
 }
 
 impl Combinator for Fold {
     fn name(&self) -> &'static str {
         "fold"
     }
-    fn lambda(&self) -> &Lambda {
-        &self.op
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.op
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    worker_and_outputs!(op);
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), o: &mut dyn FnMut(&mut Operand)) {
+        self.init.iter_mut().for_each(&mut *o);
+        self.inputs.iter_mut().for_each(v);
     }
     fn streamed(&self) -> &[VarId] {
         &self.inputs
@@ -299,8 +325,18 @@ impl Combinator for Fold {
     fn fixed_order(&self) -> Option<u8> {
         Some(0)
     }
+    fn reduces(&self) -> bool {
+        true
+    }
     fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
-        r.same(&self.inputs)
+        r.same(&self.inputs)?;
+        // Over a matrix, one result per row: the rows' shape.
+        for o in self.outputs.iter().take(if self.out_rank > 0 { self.outputs.len() } else { 0 }) {
+            for d in 0..self.out_rank {
+                r.same_dim(*o, d, self.inputs[0], d)?;
+            }
+        }
+        Ok(())
     }
     fn iterates(&self) -> Iterates {
         Iterates::Input(self.inputs[0])
@@ -339,14 +375,9 @@ impl Combinator for Filter {
     fn name(&self) -> &'static str {
         "filter"
     }
-    fn lambda(&self) -> &Lambda {
-        &self.p
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.p
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    worker_and_outputs!(p);
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), _o: &mut dyn FnMut(&mut Operand)) {
+        self.inputs.iter_mut().for_each(v);
     }
     fn defines(&self) -> Vec<VarId> {
         let mut v = self.outputs.clone();
@@ -365,7 +396,7 @@ impl Combinator for Filter {
     }
     fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
         r.same(&self.inputs)?;
-        r.rigid(self.outputs[0], Operand::Var(self.count), Rigid::Filter)?;
+        r.rigid(self.outputs[0], 0, Operand::Var(self.count), Rigid::Filter)?;
         r.same(&self.outputs)
     }
     fn iterates(&self) -> Iterates {
@@ -405,14 +436,10 @@ impl Combinator for Scan {
     fn name(&self) -> &'static str {
         self.dir.name()
     }
-    fn lambda(&self) -> &Lambda {
-        &self.op
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.op
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    worker_and_outputs!(op);
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), o: &mut dyn FnMut(&mut Operand)) {
+        self.init.iter_mut().for_each(&mut *o);
+        self.inputs.iter_mut().for_each(v);
     }
     fn streamed(&self) -> &[VarId] {
         &self.inputs
@@ -451,14 +478,9 @@ impl Combinator for Reverse {
     fn name(&self) -> &'static str {
         "reverse"
     }
-    fn lambda(&self) -> &Lambda {
-        &self.f
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.f
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    worker_and_outputs!(f);
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), _o: &mut dyn FnMut(&mut Operand)) {
+        self.inputs.iter_mut().for_each(v);
     }
     fn streamed(&self) -> &[VarId] {
         &self.inputs
@@ -498,14 +520,9 @@ impl Combinator for Force {
     fn name(&self) -> &'static str {
         "force"
     }
-    fn lambda(&self) -> &Lambda {
-        &self.f
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.f
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    worker_and_outputs!(f);
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), _o: &mut dyn FnMut(&mut Operand)) {
+        self.inputs.iter_mut().for_each(v);
     }
     fn streamed(&self) -> &[VarId] {
         &self.inputs
@@ -537,12 +554,14 @@ impl Combinator for Force {
 
 // ---------------------------------------------------------------- gather, backpermute
 
-/// `outputs[j] = source[index[j]]`: the index array is streamed, the source
-/// read by random access (checked). `f` is the identity.
+/// `outputs[p] = source[index[p]]`: the index arrays (one per dimension
+/// of the source: a tuple index for a matrix) are streamed, the source read
+/// by random access (checked). The result has the index's shape. `f` is
+/// the identity.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gather {
     pub f: Lambda,
-    pub index: VarId,
+    pub index: Vec<VarId>,
     pub source: Vec<VarId>,
     pub outputs: Vec<VarId>,
 }
@@ -551,37 +570,35 @@ impl Combinator for Gather {
     fn name(&self) -> &'static str {
         "gather"
     }
-    fn lambda(&self) -> &Lambda {
-        &self.f
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.f
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    worker_and_outputs!(f);
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), _o: &mut dyn FnMut(&mut Operand)) {
+        self.index.iter_mut().chain(&mut self.source).for_each(v);
     }
     fn streamed(&self) -> &[VarId] {
-        std::slice::from_ref(&self.index)
+        &self.index
     }
     fn gathered(&self) -> &[VarId] {
         &self.source
+    }
+    fn label_index(&self) -> Option<LabelIndex> {
+        Some(LabelIndex::Arrays(self.index.clone()))
     }
     fn index_computable(&self) -> bool {
         true
     }
     fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
         r.same(&self.source)?;
-        let out: Vec<VarId> = std::iter::once(self.index).chain(self.outputs.iter().copied()).collect();
+        let out: Vec<VarId> = self.index.iter().chain(&self.outputs).copied().collect();
         r.same(&out)
     }
     fn iterates(&self) -> Iterates {
-        Iterates::Input(self.index)
+        Iterates::Input(self.index[0])
     }
     fn lower(&self, name: &str, span: Span, _lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
-        Lowered::Body(LoopBody::Gather { name: name.into(), index: self.index, source: self.source.clone(), outs: self.outputs.clone(), span })
+        Lowered::Body(LoopBody::Gather { name: name.into(), index: self.index.clone(), source: self.source.clone(), outs: self.outputs.clone(), span })
     }
     fn print(&self, f: &Function) -> String {
-        format!("gather(%{}, {})", f.var_name(self.index), vars(f, &self.source))
+        format!("gather(({}), {})", vars(f, &self.index), vars(f, &self.source))
     }
     fn prints_worker(&self) -> bool {
         false
@@ -591,14 +608,16 @@ impl Combinator for Gather {
 // ---------------------------------------------------------------- scatter, permute
 
 /// `outputs` = a copy of `dest`, then for each `(index[j], values[j])`,
-/// `outputs[i] = op(outputs[i], v)`; a negative index is skipped. The
-/// lambda's parameters are the old element's leaves then the value's.
-/// `src[0]` is the index array, `src[1..]` the value leaves.
+/// `outputs[i] = op(outputs[i], v)`; an index with a negative component is
+/// skipped. The lambda's parameters are the old element's leaves then the
+/// value's. `src[..dims]` are the index arrays (one per dimension of
+/// `dest`), `src[dims..]` the value leaves.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scatter {
     pub op: Lambda,
     pub dest: Vec<VarId>,
     pub src: Vec<VarId>,
+    pub dims: usize,
     pub outputs: Vec<VarId>,
 }
 
@@ -606,14 +625,9 @@ impl Combinator for Scatter {
     fn name(&self) -> &'static str {
         "scatter"
     }
-    fn lambda(&self) -> &Lambda {
-        &self.op
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.op
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    worker_and_outputs!(op);
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), _o: &mut dyn FnMut(&mut Operand)) {
+        self.dest.iter_mut().chain(&mut self.src).for_each(v);
     }
     fn streamed(&self) -> &[VarId] {
         &self.src
@@ -641,10 +655,61 @@ impl Combinator for Scatter {
         Iterates::Input(self.src[0])
     }
     fn lower(&self, name: &str, span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
-        Lowered::Body(LoopBody::Scatter { name: name.into(), dest: self.dest.clone(), src: self.src.clone(), op: lam(&self.op), outs: self.outputs.clone(), span })
+        Lowered::Body(LoopBody::Scatter { name: name.into(), dest: self.dest.clone(), src: self.src.clone(), dims: self.dims, op: lam(&self.op), outs: self.outputs.clone(), span })
     }
     fn print(&self, f: &Function) -> String {
         format!("scatter({}; {})", vars(f, &self.dest), vars(f, &self.src))
+    }
+}
+
+// ---------------------------------------------------------------- transpose
+
+/// `outputs[i, j] = inputs[j, i]`: a matrix's rows and columns exchanged.
+/// It runs over its output and reads its input at the transposed position,
+/// like a gather whose index is computed (papers/002: a change of
+/// traversal order), so the input's producer fuses with it only when it can
+/// compute any element. `f` is the identity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transpose {
+    pub f: Lambda,
+    pub inputs: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+}
+
+impl Combinator for Transpose {
+    fn name(&self) -> &'static str {
+        "transpose"
+    }
+    worker_and_outputs!(f);
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), _o: &mut dyn FnMut(&mut Operand)) {
+        self.inputs.iter_mut().for_each(v);
+    }
+    fn gathered(&self) -> &[VarId] {
+        &self.inputs
+    }
+    fn label_index(&self) -> Option<LabelIndex> {
+        Some(LabelIndex::Transposed)
+    }
+    fn index_computable(&self) -> bool {
+        true
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        r.same(&self.inputs)?;
+        r.same(&self.outputs)?;
+        r.same_dim(self.outputs[0], 0, self.inputs[0], 1)?;
+        r.same_dim(self.outputs[0], 1, self.inputs[0], 0)
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Output(self.outputs[0])
+    }
+    fn lower(&self, name: &str, _span: Span, _lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Body(LoopBody::Transpose { name: name.into(), source: self.inputs.clone(), outs: self.outputs.clone() })
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("transpose({})", vars(f, &self.inputs))
+    }
+    fn prints_worker(&self) -> bool {
+        false
     }
 }
 
@@ -667,14 +732,10 @@ impl Combinator for Cross {
     fn name(&self) -> &'static str {
         "cross"
     }
-    fn lambda(&self) -> &Lambda {
-        &self.f
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.f
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    worker_and_outputs!(f);
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), o: &mut dyn FnMut(&mut Operand)) {
+        o(&mut self.size);
+        self.inputs.iter_mut().for_each(v);
     }
     fn whole(&self) -> &[VarId] {
         &self.inputs
@@ -690,7 +751,7 @@ impl Combinator for Cross {
     }
     fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
         // n·m, born here: a rigid size named by its scalar.
-        r.rigid(self.outputs[0], self.size, Rigid::Cross)?;
+        r.rigid(self.outputs[0], 0, self.size, Rigid::Cross)?;
         r.same(&self.outputs)?;
         r.same(&self.inputs[..self.split])?;
         r.same(&self.inputs[self.split..])
@@ -738,17 +799,13 @@ impl Combinator for Extern {
     fn name(&self) -> &'static str {
         "extern"
     }
+    worker_and_outputs!(f);
     fn what(&self) -> String {
         format!("extern fn '{}'", self.func)
     }
-    fn lambda(&self) -> &Lambda {
-        &self.f
-    }
-    fn lambda_mut(&mut self) -> &mut Lambda {
-        &mut self.f
-    }
-    fn outputs(&self) -> &[VarId] {
-        &self.outputs
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), o: &mut dyn FnMut(&mut Operand)) {
+        self.args.iter_mut().for_each(o);
+        self.inputs.iter_mut().for_each(v);
     }
     fn defines(&self) -> Vec<VarId> {
         let mut v = self.outputs.clone();

@@ -20,20 +20,24 @@ use crate::sizes::{SizeId, Sizes};
 use indexmap::{IndexMap, IndexSet};
 use std::fmt::{self, Write};
 
-/// A linear expression in the sizes: Σ coefficient · size + constant.
+/// A polynomial in the sizes: Σ coefficient · (product of sizes) +
+/// constant; a matrix's elements are the product of its two sizes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Expr {
-    pub terms: IndexMap<SizeId, i64>,
+    pub terms: IndexMap<Vec<SizeId>, i64>,
     pub constant: i64,
 }
 
 impl Expr {
-    fn add_size(&mut self, s: SizeId, k: i64) {
-        *self.terms.entry(s).or_default() += k;
+    /// Adds `k` times the number of elements of `shape`.
+    fn add_size(&mut self, shape: &[SizeId], k: i64) {
+        let mut m = shape.to_vec();
+        m.sort();
+        *self.terms.entry(m).or_default() += k;
     }
     fn add(&mut self, o: &Expr) {
         for (s, k) in &o.terms {
-            self.add_size(*s, *k);
+            self.add_size(s, *k);
         }
         self.constant += o.constant;
     }
@@ -41,9 +45,10 @@ impl Expr {
 
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut terms: Vec<(SizeId, i64)> = self.terms.iter().filter(|(_, k)| **k != 0).map(|(s, k)| (*s, *k)).collect();
+        let mut terms: Vec<(Vec<SizeId>, i64)> = self.terms.iter().filter(|(_, k)| **k != 0).map(|(s, k)| (s.clone(), *k)).collect();
         terms.sort();
-        let mut parts: Vec<String> = terms.iter().map(|(s, k)| if *k == 1 { format!("n{}", s.0) } else { format!("{}n{}", k, s.0) }).collect();
+        let mono = |s: &[SizeId]| s.iter().map(|d| format!("n{}", d.0)).collect::<Vec<_>>().join("·");
+        let mut parts: Vec<String> = terms.iter().map(|(s, k)| if *k == 1 { mono(s) } else { format!("{}{}", k, mono(s)) }).collect();
         if self.constant != 0 || parts.is_empty() {
             parts.push(self.constant.to_string());
         }
@@ -79,7 +84,7 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
     let ord = orders(f, g, c).unwrap_or_else(|_| vec![0; g.len()]);
     let producers = f.producers();
     let of = c.cluster_of();
-    let size = |v: VarId| sizes.of_array[&v];
+    let size = |v: VarId| sizes.of_array[&v].clone();
     c.clusters
         .iter()
         .enumerate()
@@ -99,7 +104,7 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                 let mut ix = vec![];
                 indexed_arrays(&node.lambda().body, &mut ix);
                 for _ in ix {
-                    cost.reads.add_size(sizes.of_node(*n), 1);
+                    cost.reads.add_size(sizes.node_shape(*n), 1);
                 }
                 for v in node.uses_outside_stream() {
                     if !f.var(v).ty.is_array() {
@@ -113,7 +118,7 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                 for o in node.outputs() {
                     if f.var(*o).ty.is_array() {
                         if manifest.contains(o) {
-                            cost.writes.add_size(size(*o), 1);
+                            cost.writes.add_size(&size(*o), 1);
                             if !results.contains(o) {
                                 cost.intermediates += 1;
                             }
@@ -124,12 +129,12 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                 }
             }
             // At a gather's order, one element per gathered index.
-            let at = |o: u32, own: SizeId| match g.gather_label.iter().find(|(_, l)| **l == o) {
+            let at = |o: u32, own: Vec<SizeId>| match g.gather_label.iter().find(|(_, l)| **l == o) {
                 Some((gn, _)) => size(f.node(*gn).outputs()[0]),
                 None => own,
             };
             for (x, o) in &streamed {
-                cost.reads.add_size(at(*o, size(*x)), 1);
+                cost.reads.add_size(&at(*o, size(*x)), 1);
             }
             for n in members {
                 let node = f.node(*n);
@@ -138,9 +143,9 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                 let c = node.comb();
                 for x in c.whole().iter().filter(|x| !c.streamed().contains(x)) {
                     if c.whole_read_per_element() {
-                        cost.reads.add_size(at(ord[n.0 as usize], size(c.outputs()[0])), 1);
+                        cost.reads.add_size(&at(ord[n.0 as usize], size(c.outputs()[0])), 1);
                     } else {
-                        cost.reads.add_size(size(*x), 1);
+                        cost.reads.add_size(&size(*x), 1);
                     }
                 }
             }

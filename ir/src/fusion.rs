@@ -1,9 +1,12 @@
 //! The explicit fusion tree of a cluster (papers/001 §4.4): how its members
 //! fuse, as Vertical (the first's arrays are consumed by the rest and not
 //! kept), Diagonal (consumed and also written) and Horizontal (independent,
-//! sharing only their inputs) nodes over leaf combinators.
+//! sharing only their inputs) nodes over leaf combinators, and `Loop`
+//! nodes: the members that iterate over one more dimension, in a loop of
+//! their own inside the iteration around them.
 
 use crate::labelled::{Function, NodeId, VarId};
+use crate::sizes::SizeId;
 use std::fmt::Write;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -12,12 +15,16 @@ pub enum FusionTree {
     Vertical { via: Vec<VarId>, first: Box<FusionTree>, then: Box<FusionTree> },
     Diagonal { via: Vec<VarId>, first: Box<FusionTree>, then: Box<FusionTree> },
     Horizontal(Box<FusionTree>, Box<FusionTree>),
+    /// An inner loop over a dimension of size `size`, run in every
+    /// iteration of the level around it.
+    Loop { size: SizeId, body: Box<FusionTree> },
 }
 
 impl FusionTree {
     pub fn leaves(&self) -> Vec<NodeId> {
         match self {
             FusionTree::Leaf(n) => vec![*n],
+            FusionTree::Loop { body, .. } => body.leaves(),
             FusionTree::Vertical { first, then, .. } | FusionTree::Diagonal { first, then, .. } | FusionTree::Horizontal(first, then) => {
                 let mut v = first.leaves();
                 v.extend(then.leaves());
@@ -29,6 +36,7 @@ impl FusionTree {
     pub fn counts(&self) -> (usize, usize, usize) {
         match self {
             FusionTree::Leaf(_) => (0, 0, 0),
+            FusionTree::Loop { body, .. } => body.counts(),
             FusionTree::Vertical { first, then, .. } | FusionTree::Diagonal { first, then, .. } | FusionTree::Horizontal(first, then) => {
                 let (a, b) = (first.counts(), then.counts());
                 let own = match self {
@@ -58,6 +66,10 @@ fn print_tree(f: &Function, t: &FusionTree, indent: usize, out: &mut String) {
             let _ = writeln!(out, "{}Diagonal [{}]", pad, names(via));
             print_tree(f, first, indent + 1, out);
             print_tree(f, then, indent + 1, out);
+        }
+        FusionTree::Loop { size, body } => {
+            let _ = writeln!(out, "{}Loop n{}", pad, size.0);
+            print_tree(f, body, indent + 1, out);
         }
         FusionTree::Horizontal(a, b) => {
             let _ = writeln!(out, "{}Horizontal", pad);

@@ -3,7 +3,7 @@
 //! (streamed in iteration order) or fusion-preventing (with its reason).
 
 use crate::labelled::{Function, NodeId, VarId};
-use crate::sizes::{SizeId, Sizes};
+use crate::sizes::{Shape, Sizes};
 use indexmap::{IndexMap, IndexSet};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
@@ -40,7 +40,8 @@ pub struct DepGraph {
     /// Arrays that must be written to memory whatever the clustering:
     /// results, and arrays indexed or read outside any node.
     pub forced_manifest: IndexSet<VarId>,
-    pub iteration: Vec<SizeId>,
+    /// Each node's iteration shape.
+    pub iteration: Vec<Shape>,
     /// The sizes, for the transducer forest.
     pub sizes: Sizes,
     /// Each gather's order label (2, 3, …: papers/002 §4.2; 0 and 1 are
@@ -128,7 +129,7 @@ pub fn print(f: &Function, g: &DepGraph, sizes: &Sizes) -> String {
     let _ = writeln!(out, "fn {}", f.name);
     for n in g.nodes() {
         let node = f.node(n);
-        let _ = writeln!(out, "  node {} \"{}\": {} iterates {}", n.0, node.name, node.combinator(), sizes.name(g.iteration[n.0 as usize]));
+        let _ = writeln!(out, "  node {} \"{}\": {} iterates {}", n.0, node.name, node.combinator(), sizes.shape_name(&g.iteration[n.0 as usize]));
     }
     for (a, b, e) in g.edges() {
         let vs: Vec<String> = e.vars.iter().map(|v| f.var(*v).name.clone()).collect();

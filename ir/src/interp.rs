@@ -71,11 +71,13 @@ impl fmt::Display for Scalar {
     }
 }
 
-/// A value crossing the function boundary: a scalar or a rank-1 array.
+/// A value crossing the function boundary: a scalar, or an array (its
+/// element type, its shape — one extent per dimension — and its elements in
+/// row-major order).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Scalar(Scalar),
-    Array(Prim, Vec<Scalar>),
+    Array(Prim, Vec<usize>, Vec<Scalar>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -112,10 +114,28 @@ impl fmt::Display for ErrorKind {
     }
 }
 
+/// An array: its shape and its elements, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arr {
+    pub shape: Vec<usize>,
+    pub data: Vec<Scalar>,
+}
+
+impl Arr {
+    fn vector(data: Vec<Scalar>) -> Arr {
+        Arr { shape: vec![data.len()], data }
+    }
+    /// The length of the innermost dimension (a row's), and the number of rows.
+    fn rows(&self) -> (usize, usize) {
+        let row = *self.shape.last().unwrap_or(&0);
+        (self.data.len().checked_div(row).unwrap_or(self.shape[..self.shape.len().saturating_sub(1)].iter().product()), row)
+    }
+}
+
 enum Slot {
     Empty,
     S(Scalar),
-    A(Vec<Scalar>),
+    A(Arr),
 }
 
 struct Env {
@@ -132,14 +152,20 @@ impl Env {
             },
         }
     }
-    fn array(&self, v: VarId) -> &Vec<Scalar> {
+    fn arr(&self, v: VarId) -> &Arr {
         match &self.slots[v.0 as usize] {
             Slot::A(a) => a,
             _ => panic!("interpreter: %{} is not a defined array", v.0),
         }
     }
+    fn array(&self, v: VarId) -> &Vec<Scalar> {
+        &self.arr(v).data
+    }
     fn set(&mut self, v: VarId, s: Scalar) {
         self.slots[v.0 as usize] = Slot::S(s);
+    }
+    fn put(&mut self, v: VarId, shape: Vec<usize>, data: Vec<Scalar>) {
+        self.slots[v.0 as usize] = Slot::A(Arr { shape, data });
     }
 }
 
@@ -154,7 +180,7 @@ pub fn run(f: &Function, args: &[Value]) -> R<Vec<Value>> {
         if let Operand::Var(v) = p.value {
             env.slots[v.0 as usize] = match a {
                 Value::Scalar(s) => Slot::S(*s),
-                Value::Array(_, xs) => Slot::A(xs.clone()),
+                Value::Array(_, shape, xs) => Slot::A(Arr { shape: shape.clone(), data: xs.clone() }),
             };
         }
     }
@@ -165,15 +191,15 @@ pub fn run(f: &Function, args: &[Value]) -> R<Vec<Value>> {
         }
     }
     for (vs, span) in &f.same_size {
-        let lens: Vec<usize> = vs.iter().map(|v| env.array(*v).len()).collect();
-        if lens.windows(2).any(|w| w[0] != w[1]) {
-            return Err(RuntimeError { kind: ErrorKind::SizeMismatch(format!("zip of arrays of lengths {:?}", lens)), span: *span });
+        let shapes: Vec<&Vec<usize>> = vs.iter().map(|v| &env.arr(*v).shape).collect();
+        if shapes.windows(2).any(|w| w[0] != w[1]) {
+            return Err(RuntimeError { kind: ErrorKind::SizeMismatch(format!("zip of arrays of shapes {:?}", shapes)), span: *span });
         }
     }
     Ok(f.results
         .iter()
         .map(|l| match l.value {
-            Operand::Var(v) if f.var(v).ty.is_array() => Value::Array(f.var(v).ty.prim(), env.array(v).clone()),
+            Operand::Var(v) if f.var(v).ty.is_array() => Value::Array(f.var(v).ty.prim(), env.arr(v).shape.clone(), env.array(v).clone()),
             o => Value::Scalar(env.scalar(&o)),
         })
         .collect())
@@ -186,37 +212,43 @@ fn room(len: usize, span: Span) -> R<Vec<Scalar>> {
     Ok(v)
 }
 
-fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
-    // Arrays streamed together (zipped, or the inputs of a map) share a size.
-    let ins = n.streamed_inputs();
-    if let Some(first) = ins.first() {
-        let len = env.array(*first).len();
-        if let Some(m) = ins.iter().map(|a| env.array(*a).len()).find(|m| *m != len) {
-            return Err(RuntimeError {
-                kind: ErrorKind::SizeMismatch(format!("{} over arrays of lengths {} and {}", n.combinator(), len, m)),
-                span: n.span,
-            });
+/// The row-major index of `ix` in an array of `shape`, or the error of
+/// the first index out of range.
+fn linear(ix: &[i64], shape: &[usize], span: Span) -> R<usize> {
+    let mut k = 0usize;
+    for (i, n) in ix.iter().zip(shape) {
+        if *i < 0 || *i as usize >= *n {
+            return Err(RuntimeError { kind: ErrorKind::IndexOutOfRange { index: *i, len: *n as i64 }, span });
         }
+        k = k * n + *i as usize;
     }
-    let gathered = n.gathered_inputs();
-    if let Some(first) = gathered.first() {
-        let len = env.array(*first).len();
-        if let Some(m) = gathered.iter().map(|a| env.array(*a).len()).find(|m| *m != len) {
-            return Err(RuntimeError { kind: ErrorKind::SizeMismatch(format!("gather from arrays of lengths {} and {}", len, m)), span: n.span });
+    Ok(k)
+}
+
+/// The multi-dimensional index of row-major position `k` in `shape`.
+fn unlinear(mut k: usize, shape: &[usize]) -> Vec<i64> {
+    let mut ix = vec![0i64; shape.len()];
+    for d in (0..shape.len()).rev() {
+        ix[d] = (k % shape[d].max(1)) as i64;
+        k /= shape[d].max(1);
+    }
+    ix
+}
+
+fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
+    // Arrays streamed together (zipped, or the inputs of a map) share a shape.
+    for group in [n.streamed_inputs(), n.gathered_inputs()] {
+        if let Some(first) = group.first() {
+            let sh = env.arr(*first).shape.clone();
+            if let Some(m) = group.iter().map(|a| env.arr(*a).shape.clone()).find(|m| *m != sh) {
+                return Err(RuntimeError { kind: ErrorKind::SizeMismatch(format!("{} over arrays of shapes {:?} and {:?}", n.combinator(), sh, m)), span: n.span });
+            }
         }
     }
     match &n.kind {
         NodeKind::Map(Map { f: l, inputs, outputs }) => {
-            let len = env.array(inputs[0]).len();
-            for i in inputs {
-                let m = env.array(*i).len();
-                if m != len {
-                    return Err(RuntimeError {
-                        kind: ErrorKind::SizeMismatch(format!("map over arrays of lengths {} and {}", len, m)),
-                        span: n.span,
-                    });
-                }
-            }
+            let a = env.arr(inputs[0]).clone();
+            let len = a.data.len();
             let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| Vec::with_capacity(len)).collect();
             for i in 0..len {
                 let args: Vec<Scalar> = inputs.iter().map(|a| env.array(*a)[i]).collect();
@@ -226,23 +258,29 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 }
             }
             for (o, v) in outputs.iter().zip(outs) {
-                env.slots[o.0 as usize] = Slot::A(v);
+                env.put(*o, a.shape.clone(), v);
             }
         }
-        NodeKind::Generate(Generate { size, f: l, outputs }) => {
-            let len = env.scalar(size).as_i64();
-            if len < 0 {
-                return Err(RuntimeError { kind: ErrorKind::NegativeSize(len), span: n.span });
+        NodeKind::Generate(Generate { shape, f: l, outputs }) => {
+            let mut dims = vec![];
+            for s in shape {
+                let len = env.scalar(s).as_i64();
+                if len < 0 {
+                    return Err(RuntimeError { kind: ErrorKind::NegativeSize(len), span: n.span });
+                }
+                dims.push(len as usize);
             }
-            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| room(len as usize, n.span)).collect::<R<_>>()?;
-            for i in 0..len {
-                let r = call(f, env, l, &[Scalar::I64(i)])?;
+            let total = dims.iter().try_fold(1usize, |a, d| a.checked_mul(*d)).ok_or(RuntimeError { kind: ErrorKind::OutOfMemory(i64::MAX), span: n.span })?;
+            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| room(total, n.span)).collect::<R<_>>()?;
+            for k in 0..total {
+                let ix: Vec<Scalar> = unlinear(k, &dims).into_iter().map(Scalar::I64).collect();
+                let r = call(f, env, l, &ix)?;
                 for (o, v) in outs.iter_mut().zip(r) {
                     o.push(v);
                 }
             }
             for (o, v) in outputs.iter().zip(outs) {
-                env.slots[o.0 as usize] = Slot::A(v);
+                env.put(*o, dims.clone(), v);
             }
         }
         NodeKind::Filter(Filter { p, inputs, outputs, count }) => {
@@ -258,41 +296,67 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
             }
             env.set(*count, Scalar::I64(outs[0].len() as i64));
             for (o, v) in outputs.iter().zip(outs) {
-                env.slots[o.0 as usize] = Slot::A(v);
+                env.slots[o.0 as usize] = Slot::A(Arr::vector(v));
             }
         }
+        // Scans run along each row (the innermost dimension).
         NodeKind::Scan(Scan { dir, op, init, inputs, outputs }) => {
-            let len = env.array(inputs[0]).len();
-            let mut acc: Vec<Scalar> = init.iter().map(|o| env.scalar(o)).collect();
-            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| vec![acc[0]; len]).collect();
-            let order: Vec<usize> = if *dir == ScanKind::Right { (0..len).rev().collect() } else { (0..len).collect() };
-            for i in order {
-                let xs: Vec<Scalar> = inputs.iter().map(|a| env.array(*a)[i]).collect();
-                if *dir == ScanKind::Exclusive {
-                    for (o, a) in outs.iter_mut().zip(&acc) {
-                        o[i] = *a;
+            let a = env.arr(inputs[0]).clone();
+            let (rows, row) = a.rows();
+            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| vec![Scalar::I64(0); a.data.len()]).collect();
+            for r in 0..rows {
+                let mut acc: Vec<Scalar> = init.iter().map(|o| env.scalar(o)).collect();
+                let order: Vec<usize> = if *dir == ScanKind::Right { (0..row).rev().collect() } else { (0..row).collect() };
+                for j in order {
+                    let i = r * row + j;
+                    let xs: Vec<Scalar> = inputs.iter().map(|a| env.array(*a)[i]).collect();
+                    if *dir == ScanKind::Exclusive {
+                        for (o, a) in outs.iter_mut().zip(&acc) {
+                            o[i] = *a;
+                        }
                     }
-                }
-                let args: Vec<Scalar> = if *dir == ScanKind::Right { xs.iter().chain(&acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
-                acc = call(f, env, op, &args)?;
-                if *dir != ScanKind::Exclusive {
-                    for (o, a) in outs.iter_mut().zip(&acc) {
-                        o[i] = *a;
+                    let args: Vec<Scalar> = if *dir == ScanKind::Right { xs.iter().chain(&acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
+                    acc = call(f, env, op, &args)?;
+                    if *dir != ScanKind::Exclusive {
+                        for (o, a) in outs.iter_mut().zip(&acc) {
+                            o[i] = *a;
+                        }
                     }
                 }
             }
             for (o, v) in outputs.iter().zip(outs) {
-                env.slots[o.0 as usize] = Slot::A(v);
+                env.put(*o, a.shape.clone(), v);
             }
         }
-        NodeKind::Reverse(Reverse { inputs, outputs, .. }) | NodeKind::Force(Force { inputs, outputs, .. }) => {
-            let rev = matches!(n.kind, NodeKind::Reverse(Reverse { .. }));
+        // A reverse reverses each row (the innermost dimension).
+        NodeKind::Reverse(Reverse { inputs, outputs, .. }) => {
             for (i, o) in inputs.iter().zip(outputs) {
-                let mut v = env.array(*i).clone();
-                if rev {
-                    v.reverse();
+                let a = env.arr(*i).clone();
+                let (_, row) = a.rows();
+                let mut v = a.data.clone();
+                if row > 0 {
+                    v.chunks_mut(row).for_each(|c| c.reverse());
                 }
-                env.slots[o.0 as usize] = Slot::A(v);
+                env.put(*o, a.shape.clone(), v);
+            }
+        }
+        NodeKind::Force(Force { inputs, outputs, .. }) => {
+            for (i, o) in inputs.iter().zip(outputs) {
+                let a = env.arr(*i).clone();
+                env.slots[o.0 as usize] = Slot::A(a);
+            }
+        }
+        NodeKind::Transpose(Transpose { inputs, outputs, .. }) => {
+            for (i, o) in inputs.iter().zip(outputs) {
+                let a = env.arr(*i).clone();
+                let (rows, cols) = (a.shape[0], a.shape[1]);
+                let mut v = Vec::with_capacity(a.data.len());
+                for c in 0..cols {
+                    for r in 0..rows {
+                        v.push(a.data[r * cols + c]);
+                    }
+                }
+                env.put(*o, vec![cols, rows], v);
             }
         }
         NodeKind::Extern(Extern { func, .. }) => return Err(RuntimeError { kind: ErrorKind::Extern(func.clone()), span: n.span }),
@@ -309,58 +373,70 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
                 }
             }
             for (o, v) in outputs.iter().zip(outs) {
-                env.slots[o.0 as usize] = Slot::A(v);
+                env.slots[o.0 as usize] = Slot::A(Arr::vector(v));
             }
         }
         NodeKind::Gather(Gather { index, source, outputs, .. }) => {
-            let is = env.array(*index).clone();
-            let len = env.array(source[0]).len() as i64;
-            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| Vec::with_capacity(is.len())).collect();
-            for i in is {
-                let i = i.as_i64();
-                if i < 0 || i >= len {
-                    return Err(RuntimeError { kind: ErrorKind::IndexOutOfRange { index: i, len }, span: n.span });
-                }
+            let ishape = env.arr(index[0]).shape.clone();
+            let sshape = env.arr(source[0]).shape.clone();
+            let len = env.array(index[0]).len();
+            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| Vec::with_capacity(len)).collect();
+            for p in 0..len {
+                let ix: Vec<i64> = index.iter().map(|a| env.array(*a)[p].as_i64()).collect();
+                let k = linear(&ix, &sshape, n.span)?;
                 for (o, s) in outs.iter_mut().zip(source) {
-                    o.push(env.array(*s)[i as usize]);
+                    o.push(env.array(*s)[k]);
                 }
             }
             for (o, v) in outputs.iter().zip(outs) {
-                env.slots[o.0 as usize] = Slot::A(v);
+                env.put(*o, ishape.clone(), v);
             }
         }
-        NodeKind::Scatter(Scatter { op, dest, src, outputs }) => {
+        NodeKind::Scatter(Scatter { op, dest, src, dims, outputs }) => {
+            let dshape = env.arr(dest[0]).shape.clone();
             let mut outs: Vec<Vec<Scalar>> = dest.iter().map(|d| env.array(*d).clone()).collect();
-            let len = outs[0].len() as i64;
             for j in 0..env.array(src[0]).len() {
-                let i = env.array(src[0])[j].as_i64();
-                if i < 0 {
+                let ix: Vec<i64> = src[..*dims].iter().map(|a| env.array(*a)[j].as_i64()).collect();
+                // An index with a negative component is skipped.
+                if ix.iter().any(|i| *i < 0) {
                     continue;
                 }
-                if i >= len {
-                    return Err(RuntimeError { kind: ErrorKind::IndexOutOfRange { index: i, len }, span: n.span });
-                }
-                let mut args: Vec<Scalar> = outs.iter().map(|o| o[i as usize]).collect();
-                args.extend(src[1..].iter().map(|v| env.array(*v)[j]));
+                let i = linear(&ix, &dshape, n.span)?;
+                let mut args: Vec<Scalar> = outs.iter().map(|o| o[i]).collect();
+                args.extend(src[*dims..].iter().map(|v| env.array(*v)[j]));
                 let r = call(f, env, op, &args)?;
                 for (o, v) in outs.iter_mut().zip(r) {
-                    o[i as usize] = v;
+                    o[i] = v;
                 }
             }
             for (o, v) in outputs.iter().zip(outs) {
-                env.slots[o.0 as usize] = Slot::A(v);
+                env.put(*o, dshape.clone(), v);
             }
         }
-        NodeKind::Fold(Fold { op, init, inputs, outputs }) => {
-            let len = env.array(inputs[0]).len();
-            let mut acc: Vec<Scalar> = init.iter().map(|o| env.scalar(o)).collect();
-            for i in 0..len {
-                let mut args = acc.clone();
-                args.extend(inputs.iter().map(|a| env.array(*a)[i]));
-                acc = call(f, env, op, &args)?;
+        // A fold reduces each row (the innermost dimension): a vector to
+        // scalars, a matrix to a vector of its rows' results.
+        NodeKind::Fold(Fold { op, init, inputs, outputs, out_rank }) => {
+            let a = env.arr(inputs[0]).clone();
+            let (rows, row) = a.rows();
+            let rows = if *out_rank == 0 { 1 } else { rows };
+            let mut outs: Vec<Vec<Scalar>> = outputs.iter().map(|_| Vec::with_capacity(rows)).collect();
+            for r in 0..rows {
+                let mut acc: Vec<Scalar> = init.iter().map(|o| env.scalar(o)).collect();
+                for j in 0..row {
+                    let mut args = acc.clone();
+                    args.extend(inputs.iter().map(|x| env.array(*x)[r * row + j]));
+                    acc = call(f, env, op, &args)?;
+                }
+                for (o, v) in outs.iter_mut().zip(acc) {
+                    o.push(v);
+                }
             }
-            for (o, v) in outputs.iter().zip(acc) {
-                env.set(*o, v);
+            for (o, v) in outputs.iter().zip(outs) {
+                if *out_rank == 0 {
+                    env.set(*o, v[0]);
+                } else {
+                    env.put(*o, a.shape[..a.shape.len() - 1].to_vec(), v);
+                }
             }
         }
     }
@@ -415,14 +491,11 @@ fn eval(_f: &Function, env: &Env, rhs: &Rhs, span: Span) -> R<Scalar> {
             }
         }
         Rhs::Index(a, ix) => {
-            let arr = env.array(*a);
-            let i = env.scalar(&ix[0]).as_i64();
-            if i < 0 || i as usize >= arr.len() {
-                return Err(RuntimeError { kind: ErrorKind::IndexOutOfRange { index: i, len: arr.len() as i64 }, span });
-            }
-            arr[i as usize]
+            let arr = env.arr(*a);
+            let ix: Vec<i64> = ix.iter().map(|o| env.scalar(o).as_i64()).collect();
+            arr.data[linear(&ix, &arr.shape, span)?]
         }
-        Rhs::Length(a, _) => Scalar::I64(env.array(*a).len() as i64),
+        Rhs::Length(a, d) => Scalar::I64(env.arr(*a).shape[*d as usize] as i64),
         Rhs::SizeProduct(a, b) => {
             let (n, m) = (env.scalar(a).as_i64(), env.scalar(b).as_i64());
             Scalar::I64(n.checked_mul(m).ok_or(RuntimeError { kind: ErrorKind::SizeOverflow(n, m), span })?)

@@ -207,7 +207,7 @@ pub struct Lambda {
     pub captures: Vec<VarId>,
 }
 
-pub use crate::combinator::{Combinator, Cross, Extern, Filter, Fold, Force, Gather, Generate, Map, Reverse, Scan, Scatter};
+pub use crate::combinator::{Combinator, Cross, Extern, Filter, Fold, Force, Gather, Generate, Map, Reverse, Scan, Scatter, Transpose};
 
 /// Array combinators, the nodes of the dependency graph. Each variant's
 /// facts are its `Combinator` entry (`ir/src/combinator.rs`).
@@ -224,6 +224,7 @@ pub enum NodeKind {
     Scatter(Scatter),
     Cross(Cross),
     Extern(Extern),
+    Transpose(Transpose),
 }
 
 impl NodeKind {
@@ -241,6 +242,7 @@ impl NodeKind {
             NodeKind::Scatter(c) => c,
             NodeKind::Cross(c) => c,
             NodeKind::Extern(c) => c,
+            NodeKind::Transpose(c) => c,
         }
     }
     pub fn comb_mut(&mut self) -> &mut dyn Combinator {
@@ -256,6 +258,7 @@ impl NodeKind {
             NodeKind::Scatter(c) => c,
             NodeKind::Cross(c) => c,
             NodeKind::Extern(c) => c,
+            NodeKind::Transpose(c) => c,
         }
     }
 }

@@ -1,7 +1,9 @@
-//! Sizes (papers/000 §1.3): every array's size as a class of equal sizes,
-//! each class either flexible (the sizes of parameters, checked equal on
-//! entry) or rigid (born inside the program: known only at run time, equal
-//! only to itself), and every node's iteration size.
+//! Sizes (papers/000 §1.3): every array's shape — one size per dimension,
+//! outermost first — each size a class of equal sizes, either flexible
+//! (the sizes of parameters, checked equal on entry) or rigid (born inside
+//! the program: known only at run time, equal only to itself), and every
+//! node's iteration shape. Filters work on vectors, so the transducer
+//! forest is over the sizes of dimension 0.
 
 use crate::labelled::{Function, NodeId, Operand, VarId};
 use indexmap::IndexMap;
@@ -13,24 +15,27 @@ pub struct SizeId(pub u32);
 /// Where a size's value comes from at run time.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SizeOrigin {
-    /// The extent of these parameter arrays (all equal, checked on entry),
-    /// and of arrays extern calls return (listed after the parameters, in
-    /// `Sizes::returned`; each checked against the class once its call
-    /// returns). Flexible: chosen by the caller or the C code.
-    Params(Vec<VarId>),
+    /// The extent of these dimensions of parameter arrays (all equal,
+    /// checked on entry), and of arrays extern calls return (listed after
+    /// the parameters, in `Sizes::returned`; each checked against the class
+    /// once its call returns). Flexible: chosen by the caller or the C code.
+    Params(Vec<(VarId, u8)>),
     /// A rigid size: the value of a scalar (a `generate`'s size argument).
     Scalar(Operand),
     /// ⊥: the iteration size of an extern call, which fuses with nothing.
     Unknown,
 }
 
+/// A shape: one size per dimension, outermost first.
+pub type Shape = Vec<SizeId>;
+
 #[derive(Clone, Debug)]
 pub struct Sizes {
     pub classes: Vec<SizeOrigin>,
-    /// The size class of every array variable (dimension 0).
-    pub of_array: IndexMap<VarId, SizeId>,
-    /// The iteration size of every node.
-    pub iteration: Vec<SizeId>,
+    /// The shape of every array variable.
+    pub of_array: IndexMap<VarId, Shape>,
+    /// The iteration shape of every node.
+    pub iteration: Vec<Shape>,
     /// The transducer forest (papers/000 §1.3.6): for a size produced by a
     /// filter, that filter, whose iteration size is the parent size.
     pub transducer: Vec<Option<NodeId>>,
@@ -40,11 +45,27 @@ pub struct Sizes {
 }
 
 impl Sizes {
+    /// The size of an array's dimension 0.
+    pub fn of(&self, v: VarId) -> SizeId {
+        self.of_array[&v][0]
+    }
+    pub fn shape(&self, v: VarId) -> &[SizeId] {
+        &self.of_array[&v]
+    }
+    /// The size of a node's outermost iteration dimension: what the
+    /// transducer forest and concestors are about.
     pub fn of_node(&self, n: NodeId) -> SizeId {
-        self.iteration[n.0 as usize]
+        self.iteration[n.0 as usize][0]
+    }
+    pub fn node_shape(&self, n: NodeId) -> &[SizeId] {
+        &self.iteration[n.0 as usize]
     }
     pub fn name(&self, s: SizeId) -> String {
         format!("n{}", s.0)
+    }
+    /// `n0` or `n0×n1`.
+    pub fn shape_name(&self, s: &[SizeId]) -> String {
+        s.iter().map(|d| self.name(*d)).collect::<Vec<_>>().join("×")
     }
     /// The parent of a size in the transducer forest.
     pub fn parent(&self, s: SizeId) -> Option<SizeId> {
@@ -104,32 +125,36 @@ impl Sizes {
 /// existentially, e.g. `∀n0. ∃n1. (xs: n0) -> (out0: n0, out1: n1)`.
 pub fn scheme(f: &Function, s: &Sizes) -> String {
     use crate::labelled::Operand;
-    let size_of = |l: &crate::labelled::Leaf| match l.value {
-        Operand::Var(v) => s.of_array.get(&v).copied(),
+    let shape_of = |l: &crate::labelled::Leaf| match l.value {
+        Operand::Var(v) => s.of_array.get(&v).cloned(),
         _ => None,
     };
     let mut forall: Vec<u32> = vec![];
     let mut exists: Vec<u32> = vec![];
     let mut ins = vec![];
     for l in &f.params {
-        match size_of(l) {
-            Some(c) => {
-                if !forall.contains(&c.0) {
-                    forall.push(c.0);
+        match shape_of(l) {
+            Some(sh) => {
+                for c in &sh {
+                    if !forall.contains(&c.0) {
+                        forall.push(c.0);
+                    }
                 }
-                ins.push(format!("{}: n{}", l.c_name, c.0));
+                ins.push(format!("{}: {}", l.c_name, s.shape_name(&sh)));
             }
             None => ins.push(l.c_name.clone()),
         }
     }
     let mut outs = vec![];
     for l in &f.results {
-        match size_of(l) {
-            Some(c) => {
-                if !forall.contains(&c.0) && !exists.contains(&c.0) {
-                    exists.push(c.0);
+        match shape_of(l) {
+            Some(sh) => {
+                for c in &sh {
+                    if !forall.contains(&c.0) && !exists.contains(&c.0) {
+                        exists.push(c.0);
+                    }
                 }
-                outs.push(format!("{}: n{}", l.c_name, c.0));
+                outs.push(format!("{}: {}", l.c_name, s.shape_name(&sh)));
             }
             None => outs.push(l.c_name.clone()),
         }
@@ -138,7 +163,7 @@ pub fn scheme(f: &Function, s: &Sizes) -> String {
     format!("{}{}({}) -> ({})", q("∀", &forall), q("∃", &exists), ins.join(", "), outs.join(", "))
 }
 
-/// `--emit=sizes`: each size class, each array's size, each node's iteration size.
+/// `--emit=sizes`: each size class, each array's shape, each node's iteration shape.
 pub fn print(f: &Function, s: &Sizes) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "fn {}", f.name);
@@ -147,7 +172,10 @@ pub fn print(f: &Function, s: &Sizes) -> String {
             SizeOrigin::Params(ps) => {
                 let names: Vec<String> = ps
                     .iter()
-                    .map(|p| if s.returned.contains(p) { format!("|%{}| (returned)", f.var_name(*p)) } else { format!("|%{}|", f.var_name(*p)) })
+                    .map(|(p, d)| {
+                        let dim = if *d == 0 { String::new() } else { format!(".{}", d) };
+                        if s.returned.contains(p) { format!("|%{}|{} (returned)", f.var_name(*p), dim) } else { format!("|%{}|{}", f.var_name(*p), dim) }
+                    })
                     .collect();
                 format!("flexible = {}", names.join(" = "))
             }
@@ -162,40 +190,47 @@ pub fn print(f: &Function, s: &Sizes) -> String {
     }
     let _ = writeln!(out, "  scheme: {}", scheme(f, s));
     for (v, c) in &s.of_array {
-        let _ = writeln!(out, "  %{}: [n{}]", f.var_name(*v), c.0);
+        let _ = writeln!(out, "  %{}: [{}]", f.var_name(*v), c.iter().map(|d| format!("n{}", d.0)).collect::<Vec<_>>().join(", "));
     }
     for n in f.node_ids() {
-        let _ = writeln!(out, "  node {} \"{}\" iterates n{}", n.0, f.node(n).name, s.of_node(n).0);
+        let _ = writeln!(out, "  node {} \"{}\" iterates {}", n.0, f.node(n).name, s.shape_name(s.node_shape(n)));
     }
     out
 }
 
-/// Checks the sizes against the program: every array has a size; the
-/// arrays a combinator streams share its iteration size; a map's results
-/// have it too; a filter's results have a size made by that filter, whose
-/// parent is the filter's iteration size.
+/// Checks the sizes against the program: every array has a shape of its
+/// rank; the arrays a combinator streams have its iteration shape; its
+/// outputs too unless it is a transducer (whose result's size is its own,
+/// a child of its iteration size), a scatter or a barrier.
 pub fn verify(f: &Function, s: &Sizes) -> Result<(), String> {
     for v in 0..f.vars.len() as u32 {
         let v = VarId(v);
-        if f.var(v).ty.is_array() && !s.of_array.contains_key(&v) {
-            return Err(format!("array %{} has no size", f.var_name(v)));
+        if let crate::labelled::VarTy::Array(r, _) = f.var(v).ty {
+            match s.of_array.get(&v) {
+                None => return Err(format!("array %{} has no size", f.var_name(v))),
+                Some(sh) if sh.len() != r as usize => return Err(format!("array %{} of rank {} has a shape of {} sizes", f.var_name(v), r, sh.len())),
+                _ => {}
+            }
         }
     }
     for n in f.node_ids() {
         let node = f.node(n);
-        let it = s.of_node(n);
+        let it = s.node_shape(n);
         for x in node.streamed_inputs() {
-            if s.of_array[x] != it {
-                return Err(format!("'{}' streams %{} of another size", node.name, f.var_name(*x)));
+            if s.shape(*x) != it {
+                return Err(format!("'{}' streams %{} of another shape", node.name, f.var_name(*x)));
             }
         }
         let c = node.comb();
         for o in node.outputs().iter().filter(|o| f.var(**o).ty.is_array()) {
-            if c.transducer() && s.transducer[s.of_array[o].0 as usize] != Some(n) {
+            if c.transducer() && s.transducer[s.of(*o).0 as usize] != Some(n) {
                 return Err(format!("{} '{}''s result size is not its own", c.name(), node.name));
             }
-            if c.outputs_at_rate() && s.of_array[o] != it {
-                return Err(format!("'{}' makes %{} of another size than it iterates", node.name, f.var_name(*o)));
+            if c.reduces() && s.shape(*o) != &it[..it.len() - 1] {
+                return Err(format!("'{}' makes %{} of another shape than its rows", node.name, f.var_name(*o)));
+            }
+            if c.outputs_at_rate() && s.shape(*o) != it {
+                return Err(format!("'{}' makes %{} of another shape than it iterates", node.name, f.var_name(*o)));
             }
         }
     }

@@ -48,7 +48,9 @@ struct Gen<'a, 'ctx> {
     func: FunctionValue<'ctx>,
     opts: &'a Options,
     scalars: HashMap<VarId, BasicValueEnum<'ctx>>,
-    params: HashMap<VarId, (PointerValue<'ctx>, IntValue<'ctx>)>,
+    /// Arrays whose storage and extents are known on entry (parameters) or
+    /// once an extern call returns them.
+    params: HashMap<VarId, (PointerValue<'ctx>, Vec<IntValue<'ctx>>)>,
     /// Data pointer of every array this function stores.
     slots: IndexMap<VarId, PointerValue<'ctx>>,
     /// What this function allocated and must free or hand over.
@@ -61,9 +63,16 @@ struct Gen<'a, 'ctx> {
     labels: Vec<afc_ir::loops::GatherIndex>,
 }
 
-/// The rank-1 descriptor `{ T *data; int64_t shape[1]; }`.
-fn desc_ty<'ctx>(cx: &'ctx Context) -> StructType<'ctx> {
-    cx.struct_type(&[cx.ptr_type(Default::default()).into(), cx.i64_type().array_type(1).into()], false)
+/// The descriptor of an array of rank `r`: `{ T *data; int64_t shape[r]; }`.
+fn desc_ty<'ctx>(cx: &'ctx Context, r: usize) -> StructType<'ctx> {
+    cx.struct_type(&[cx.ptr_type(Default::default()).into(), cx.i64_type().array_type(r as u32).into()], false)
+}
+
+fn rank_of(t: VarTy) -> usize {
+    match t {
+        VarTy::Array(r, _) => r as usize,
+        VarTy::Scalar(_) => 0,
+    }
 }
 
 /// The LLVM type of a C function with the export ABI: `int f(args…, outs…)`,
@@ -141,17 +150,16 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
                 func.add_attribute(AttributeLoc::Param(k), cx.create_enum_attribute(kind("noalias"), 0));
                 let len = func.get_nth_param(k + 1).unwrap().into_int_value();
                 len.set_name(&format!("{}.len", name));
-                g.params.insert(v, (data, len));
+                g.params.insert(v, (data, vec![len]));
                 k += 2;
             }
             ParamPass::ByVal => {
                 let p = func.get_nth_param(k).unwrap().into_pointer_value();
-                func.add_attribute(AttributeLoc::Param(k), cx.create_type_attribute(kind("byval"), desc_ty(cx).into()));
+                let r = rank_of(f.var(v).ty);
+                func.add_attribute(AttributeLoc::Param(k), cx.create_type_attribute(kind("byval"), desc_ty(cx, r).into()));
                 func.add_attribute(AttributeLoc::Param(k), cx.create_enum_attribute(kind("align"), 8));
-                let data = g.b.build_load(ptr, p, &format!("{}.data", name))?.into_pointer_value();
-                let lp = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), p, &[cx.i64_type().const_int(8, false)], "shape")? };
-                let len = g.b.build_load(cx.i64_type(), lp, &format!("{}.len", name))?.into_int_value();
-                g.params.insert(v, (data, len));
+                let (data, dims) = g.load_desc(p, r, &name)?;
+                g.params.insert(v, (data, dims));
                 k += 1;
             }
             ParamPass::OutPtr => unreachable!(),
@@ -162,18 +170,19 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         p.set_name(&l.c_name);
     }
 
-    // Entry checks: parameters that must share a size.
+    // Entry checks: parameters' dimensions that must be equal.
+    let describe = |d: &SizeExpr| match d {
+        SizeExpr::Dim(v, k) if rank_of(f.var(*v).ty) > 1 => format!("dimension {} of '{}'", k, f.var(*v).name),
+        SizeExpr::Dim(v, _) => format!("'{}'", f.var(*v).name),
+        SizeExpr::Scalar(_) => unreachable!("loops::verify: entry checks compare parameters' dimensions"),
+    };
     for group in &f.same_size {
-        let (_, first) = g.params[&group[0]];
+        let first = g.size_expr(&group[0])?;
         for other in &group[1..] {
-            let (_, len) = g.params[other];
+            let len = g.size_expr(other)?;
             let differ = g.b.build_int_compare(IntPredicate::NE, first, len, "differ")?;
-            let msg = format!(
-                "{}: the sizes of parameters '{}' and '{}' must be equal",
-                f.location(f.span),
-                f.var(group[0]).name,
-                f.var(*other).name
-            );
+            let what = if group.iter().all(|d| matches!(d, SizeExpr::Dim(v, _) if rank_of(f.var(*v).ty) == 1)) { "the sizes of parameters" } else { "the sizes of" };
+            let msg = format!("{}: {} {} and {} must be equal", f.location(f.span), what, describe(&group[0]), describe(other));
             g.fail_if(differ, ERR_SIZE_MISMATCH, &msg, Some(first), Some(len))?;
         }
     }
@@ -194,7 +203,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
             Step::CheckRoom => {
                 for (k, r) in plan.iter().enumerate() {
                     if let Some(v) = r.array {
-                        let (data, room) = g.load_out(out_ptrs[k])?;
+                        let (data, room) = g.load_out(out_ptrs[k], rank_of(f.var(v).ty))?;
                         let need = g.capacity(v)?;
                         g.check_room(data, room, need, &f.results[k].c_name)?;
                         out_data.insert(k, data);
@@ -214,11 +223,11 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     }
     // Everything that can fail first (allocations for copies), then the
     // caller's descriptors, which a failing call leaves untouched.
-    let mut finals: Vec<Option<(PointerValue, IntValue)>> = vec![None; plan.len()];
+    let mut finals: Vec<Option<(PointerValue, Vec<IntValue>)>> = vec![None; plan.len()];
     for (k, r) in plan.iter().enumerate() {
         let Some(v) = r.array else { continue };
         let data = out_data[&k];
-        let len = g.size(v)?;
+        let dims = g.dims(v)?;
         let dst = if r.owned && !f.staged.contains(&v) {
             g.slots[&v]
         } else if r.owned {
@@ -234,15 +243,12 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
             g.b.build_memcpy(dst, 1, src, 1, bytes)?;
             dst
         };
-        finals[k] = Some((dst, len));
+        finals[k] = Some((dst, dims));
     }
     for (k, r) in plan.iter().enumerate() {
         if r.array.is_some() {
-            let (dst, len) = finals[k].unwrap();
-            let desc = out_ptrs[k];
-            g.b.build_store(desc, dst)?;
-            let shape = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), desc, &[cx.i64_type().const_int(8, false)], "shape")? };
-            g.b.build_store(shape, len)?;
+            let (dst, dims) = finals[k].clone().unwrap();
+            g.store_desc(out_ptrs[k], dst, &dims)?;
         } else {
             let v = g.operand(&f.results[k].value);
             let v = g.to_mem(v)?;
@@ -252,7 +258,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     // Hand over what the caller now owns, free the rest.
     for (k, r) in plan.iter().enumerate() {
         if r.array.is_some() {
-            let (dst, _) = finals[k].unwrap();
+            let dst = finals[k].as_ref().unwrap().0;
             for a in g.allocs.clone() {
                 let cur = g.b.build_load(ptr, a, "a")?.into_pointer_value();
                 let same = g.b.build_int_compare(IntPredicate::EQ, cur, dst, "handed")?;
@@ -452,12 +458,53 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
-    fn load_out(&mut self, desc: PointerValue<'ctx>) -> R<(PointerValue<'ctx>, IntValue<'ctx>)> {
+    /// A descriptor's data pointer and its `r` extents.
+    fn load_desc(&mut self, desc: PointerValue<'ctx>, r: usize, name: &str) -> R<(PointerValue<'ctx>, Vec<IntValue<'ctx>>)> {
         let cx = self.cx;
-        let data = self.b.build_load(cx.ptr_type(Default::default()), desc, "out.data")?.into_pointer_value();
-        let sp = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), desc, &[cx.i64_type().const_int(8, false)], "out.shape")? };
-        let room = self.b.build_load(cx.i64_type(), sp, "out.room")?.into_int_value();
+        let data = self.b.build_load(cx.ptr_type(Default::default()), desc, &format!("{}.data", name))?.into_pointer_value();
+        let mut dims = vec![];
+        for d in 0..r {
+            let sp = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), desc, &[cx.i64_type().const_int(8 + 8 * d as u64, false)], "shape")? };
+            dims.push(self.b.build_load(cx.i64_type(), sp, &format!("{}.len", name))?.into_int_value());
+        }
+        Ok((data, dims))
+    }
+
+    /// The caller's output descriptor of rank `r`: its data pointer and its
+    /// room, the number of elements its shape gives on entry.
+    fn load_out(&mut self, desc: PointerValue<'ctx>, r: usize) -> R<(PointerValue<'ctx>, IntValue<'ctx>)> {
+        let (data, dims) = self.load_desc(desc, r, "out")?;
+        let room = self.product(&dims)?;
         Ok((data, room))
+    }
+
+    /// Writes a result's descriptor: data and shape.
+    fn store_desc(&mut self, desc: PointerValue<'ctx>, data: PointerValue<'ctx>, dims: &[IntValue<'ctx>]) -> R<()> {
+        let cx = self.cx;
+        self.b.build_store(desc, data)?;
+        for (d, n) in dims.iter().enumerate() {
+            let sp = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), desc, &[cx.i64_type().const_int(8 + 8 * d as u64, false)], "shape")? };
+            self.b.build_store(sp, *n)?;
+        }
+        Ok(())
+    }
+
+    /// The product of extents, saturating: a count too large to exist asks
+    /// for more memory than there is (an out-of-memory error), never wraps.
+    fn product(&mut self, dims: &[IntValue<'ctx>]) -> R<IntValue<'ctx>> {
+        let i64t = self.cx.i64_type();
+        let mut acc = match dims.first() {
+            Some(d) => *d,
+            None => return Ok(i64t.const_int(1, false)),
+        };
+        for d in &dims[1..] {
+            let mul = self.intrinsic("llvm.umul.with.overflow", &[i64t.into()]);
+            let r = self.b.build_call(mul, &[acc.into(), (*d).into()], "elements")?.try_as_basic_value().basic().unwrap().into_struct_value();
+            let over = self.b.build_extract_value(r, 1, "too_many")?.into_int_value();
+            let prod = self.b.build_extract_value(r, 0, "elements")?.into_int_value();
+            acc = self.b.build_select(over, i64t.const_all_ones(), prod, "elements")?.into_int_value();
+        }
+        Ok(acc)
     }
 
     fn check_room(&mut self, data: PointerValue<'ctx>, room: IntValue<'ctx>, need: IntValue<'ctx>, what: &str) -> R<()> {
@@ -468,15 +515,21 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.fail_if(bad, ERR_OUTPUT_TOO_SMALL, &msg, Some(room), Some(need))
     }
 
-    /// The run-time extent of an array.
+    /// The run-time extents of an array, outermost first.
+    fn dims(&mut self, v: VarId) -> R<Vec<IntValue<'ctx>>> {
+        let shape = self.f.sizes.get(&v).cloned().unwrap_or_else(|| (0..rank_of(self.f.var(v).ty)).map(|d| SizeExpr::Dim(v, d as u8)).collect());
+        shape.iter().map(|s| self.size_expr(s)).collect()
+    }
+
+    /// The number of elements of an array.
     fn size(&mut self, v: VarId) -> R<IntValue<'ctx>> {
-        let s = self.f.sizes.get(&v).cloned().unwrap_or(SizeExpr::Dim(v, 0));
-        self.size_expr(&s)
+        let dims = self.dims(v)?;
+        self.product(&dims)
     }
 
     fn size_expr(&mut self, s: &SizeExpr) -> R<IntValue<'ctx>> {
         Ok(match s {
-            SizeExpr::Dim(p, _) => self.params[p].1,
+            SizeExpr::Dim(p, d) => self.params[p].1[*d as usize],
             SizeExpr::Scalar(o) => self.operand(o).into_int_value(),
         })
     }
@@ -499,12 +552,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(self.b.build_select(over, i64t.const_all_ones(), prod, "bytes")?.into_int_value())
     }
 
-    /// The room an array needs (a filtered array: what was filtered).
+    /// The room an array needs, in elements (a filtered array: what was
+    /// filtered).
     fn capacity(&mut self, v: VarId) -> R<IntValue<'ctx>> {
-        match self.f.capacity.get(&v).cloned() {
-            Some(c) => self.size_expr(&c),
-            None => self.size(v),
+        let Some(c) = self.f.capacity.get(&v).cloned() else {
+            return self.size(v);
+        };
+        // (Its own outermost size may not be known yet: a filter's count.)
+        let shape = self.f.sizes.get(&v).cloned().unwrap_or_default();
+        let mut dims = vec![self.size_expr(&c)?];
+        for s in shape.iter().skip(1) {
+            dims.push(self.size_expr(s)?);
         }
+        self.product(&dims)
     }
 
     fn cap_bytes(&mut self, v: VarId) -> R<IntValue<'ctx>> {
@@ -643,11 +703,18 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 b.build_select(c, self.operand(x), self.operand(y), name)?
             }
             Rhs::Index(a, ix) => {
-                let i = self.operand(&ix[0]).into_int_value();
-                let len = self.size(*a)?;
-                let out = self.b.build_int_compare(IntPredicate::UGE, i, len, "out_of_range")?;
-                let msg = format!("{}: index out of range in '{}'", self.f.location(span), self.f.var(*a).name);
-                self.fail_if(out, ERR_INDEX, &msg, Some(i), Some(len))?;
+                // Each index checked against its dimension, then row-major.
+                let dims = self.dims(*a)?;
+                let mut i = self.cx.i64_type().const_zero();
+                for (k, (o, len)) in ix.iter().zip(&dims).enumerate() {
+                    let x = self.operand(o).into_int_value();
+                    let out = self.b.build_int_compare(IntPredicate::UGE, x, *len, "out_of_range")?;
+                    let dim = if dims.len() > 1 { format!(" (dimension {})", k) } else { String::new() };
+                    let msg = format!("{}: index out of range in '{}'{}", self.f.location(span), self.f.var(*a).name, dim);
+                    self.fail_if(out, ERR_INDEX, &msg, Some(x), Some(*len))?;
+                    let row = self.b.build_int_mul(i, *len, "row")?;
+                    i = self.b.build_int_add(row, x, "at")?;
+                }
                 let base = self.array_ptr(*a)?;
                 let p = self.f.var(*a).ty.prim();
                 let t = mem_ty(self.cx, p);
@@ -655,7 +722,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 let v = self.b.build_load(t, ep, name)?;
                 self.from_mem(v, p)?
             }
-            Rhs::Length(a, _) => self.size(*a)?.into(),
+            Rhs::Length(a, d) => self.dims(*a)?[*d as usize].into(),
             Rhs::SizeProduct(a, c) => {
                 let (n, m) = (self.operand(a).into_int_value(), self.operand(c).into_int_value());
                 let i64t = self.cx.i64_type();
@@ -866,7 +933,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             match pass {
                 ParamPass::Scalar if ty.prim() == Prim::Bool => attrs.push((at, cx.create_enum_attribute(kind("zeroext"), 0))),
                 ParamPass::ByVal => {
-                    attrs.push((at, cx.create_type_attribute(kind("byval"), desc_ty(cx).into())));
+                    attrs.push((at, cx.create_type_attribute(kind("byval"), desc_ty(cx, rank_of(*ty)).into())));
                     attrs.push((at, cx.create_enum_attribute(kind("align"), 8)));
                 }
                 _ => {}
@@ -894,11 +961,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     args.push(len.into());
                 }
                 (ParamPass::ByVal, Operand::Var(v)) => {
-                    let (data, len) = (self.array_ptr(*v)?, self.size(*v)?);
-                    let d = self.entry_alloca(desc_ty(cx).into(), &format!("{}.desc", self.name(*v)))?;
-                    self.b.build_store(d, data)?;
-                    let sp = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), d, &[i64t.const_int(8, false)], "shape")? };
-                    self.b.build_store(sp, len)?;
+                    let (data, dims) = (self.array_ptr(*v)?, self.dims(*v)?);
+                    let d = self.entry_alloca(desc_ty(cx, dims.len()).into(), &format!("{}.desc", self.name(*v)))?;
+                    self.store_desc(d, data, &dims)?;
                     args.push(d.into());
                 }
                 _ => unreachable!("abi: an array argument is a variable"),
@@ -908,8 +973,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let mut out_slots = vec![];
         for o in &c.outputs {
             let slot = if self.f.var(*o).ty.is_array() {
-                let d = self.entry_alloca(desc_ty(cx).into(), &format!("{}.desc", self.name(*o)))?;
-                self.b.build_store(d, desc_ty(cx).const_zero())?;
+                let t = desc_ty(cx, rank_of(self.f.var(*o).ty));
+                let d = self.entry_alloca(t.into(), &format!("{}.desc", self.name(*o)))?;
+                self.b.build_store(d, t.const_zero())?;
                 d
             } else {
                 let s = self.entry_alloca(mem_ty(cx, self.f.var(*o).ty.prim()), &format!("{}.out", self.name(*o)))?;
@@ -925,16 +991,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         let rc = call.try_as_basic_value().basic().unwrap().into_int_value();
         // Whatever it left in the descriptors is ours to free from now on.
-        let mut arrays: HashMap<VarId, (PointerValue<'ctx>, IntValue<'ctx>)> = HashMap::new();
+        let mut arrays: HashMap<VarId, (PointerValue<'ctx>, Vec<IntValue<'ctx>>)> = HashMap::new();
         for (o, slot) in c.outputs.iter().zip(&out_slots) {
             if self.f.var(*o).ty.is_array() {
-                let (data, len) = self.load_out(*slot)?;
+                let name = self.name(*o);
+                let (data, dims) = self.load_desc(*slot, rank_of(self.f.var(*o).ty), &name)?;
                 let owner = self.new_alloc_slot(Some(*o))?;
                 self.b.build_store(owner, data)?;
                 self.slots.insert(*o, data);
                 // Its size is flexible, read like a parameter's from now on.
-                self.params.insert(*o, (data, len));
-                arrays.insert(*o, (data, len));
+                self.params.insert(*o, (data, dims.clone()));
+                arrays.insert(*o, (data, dims));
             }
         }
         let failed = self.b.build_int_compare(IntPredicate::NE, rc, cx.i32_type().const_zero(), "extern_failed")?;
@@ -948,15 +1015,23 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // Each array result is an array: a size ≥ 0 shared by its leaves,
         // data unless it is empty.
         for (leaves, len) in &c.arrays {
-            let (_, n) = arrays[&leaves[0]];
-            let mut bad = self.b.build_int_compare(IntPredicate::SLT, n, i64t.const_zero(), "negative")?;
+            let n = arrays[&leaves[0]].1.clone();
+            let mut bad = i64t.get_context().bool_type().const_zero();
+            for d in &n {
+                let neg = self.b.build_int_compare(IntPredicate::SLT, *d, i64t.const_zero(), "negative")?;
+                bad = self.b.build_or(bad, neg, "bad")?;
+            }
             for l in leaves {
-                let (data, m) = arrays[l];
-                let differ = self.b.build_int_compare(IntPredicate::NE, m, n, "differ")?;
+                let (data, m) = arrays[l].clone();
+                for (a, b) in m.iter().zip(&n) {
+                    let differ = self.b.build_int_compare(IntPredicate::NE, *a, *b, "differ")?;
+                    bad = self.b.build_or(bad, differ, "bad")?;
+                }
                 let null = self.b.build_is_null(data, "null")?;
-                let nonempty = self.b.build_int_compare(IntPredicate::NE, m, i64t.const_zero(), "nonempty")?;
+                let elements = self.product(&m)?;
+                let nonempty = self.b.build_int_compare(IntPredicate::NE, elements, i64t.const_zero(), "nonempty")?;
                 let missing = self.b.build_and(null, nonempty, "missing")?;
-                bad = self.b.build_or(bad, self.b.build_or(differ, missing, "")?, "bad")?;
+                bad = self.b.build_or(bad, missing, "bad")?;
             }
             let msg = format!(
                 "{}: extern fn '{}' returned 0 but no valid array for '{}' (data, size)",
@@ -965,19 +1040,18 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.f.var(leaves[0]).name
             );
             self.fail_if(bad, ERR_EXTERN_RESULT, &msg, None, None)?;
-            self.scalars.insert(*len, n.into());
+            self.scalars.insert(*len, n[0].into());
         }
-        for (r, rep) in &c.checks {
-            let (_, n) = arrays[r];
-            let want = self.size(*rep)?;
+        for (r, d, size) in &c.checks {
+            let n = arrays[r].1[*d as usize];
+            let want = self.size_expr(size)?;
             let differ = self.b.build_int_compare(IntPredicate::NE, n, want, "differ")?;
-            let msg = format!(
-                "{}: extern fn '{}' returned '{}' of another size than '{}'",
-                self.f.location(c.span),
-                c.func,
-                self.f.var(*r).name,
-                self.f.var(*rep).name
-            );
+            let dim = |g: &Self, v: VarId, d: u8| if g.f.rank(v) > 1 { format!("dimension {} of '{}'", d, g.f.var(v).name) } else { format!("'{}'", g.f.var(v).name) };
+            let other = match size {
+                SizeExpr::Dim(v, vd) => dim(self, *v, *vd),
+                SizeExpr::Scalar(_) => "the size the program gives it".to_string(),
+            };
+            let msg = format!("{}: extern fn '{}' returned {} of another size than {}", self.f.location(c.span), c.func, dim(self, *r, *d), other);
             self.fail_if(differ, ERR_SIZE_MISMATCH, &msg, Some(n), Some(want))?;
         }
         for (o, slot) in c.outputs.iter().zip(&out_slots) {

@@ -5,7 +5,7 @@
 //! only obeys the strategies the loop IR records.
 
 use super::*;
-use afc_ir::loops::{reorderable, Accumulate, CombineOp, FilterWrite, Loop, Order, StateOwner, StoreMode};
+use afc_ir::loops::{reorderable, Accumulate, CombineOp, FilterWrite, LabelIndex, Loop, Order, StateOwner, StoreMode};
 
 /// Where one copy of a body runs.
 #[derive(Clone)]
@@ -17,8 +17,9 @@ pub(super) struct Pos<'ctx> {
     last: Option<IntValue<'ctx>>,
     /// The number of positions at this rate (the loops' extents multiplied).
     total: IntValue<'ctx>,
-    /// The indices of the loops around the copy, outermost first.
-    loops: Vec<(VarId, IntValue<'ctx>)>,
+    /// The loops around the copy, outermost first: index variable, the
+    /// index's value, the loop's extent.
+    loops: Vec<(VarId, IntValue<'ctx>, IntValue<'ctx>)>,
     /// Which lane of an unrolled trip the copy is (0 outside trips).
     lane: usize,
     /// Inside an unrolled trip: tree folds collect their elements.
@@ -35,7 +36,8 @@ pub(super) struct Pos<'ctx> {
 #[derive(Default)]
 pub(super) struct Elems<'ctx> {
     vals: HashMap<(VarId, u32), BasicValueEnum<'ctx>>,
-    idx: HashMap<u32, IntValue<'ctx>>,
+    /// Each label's position: row-major, and one index per dimension.
+    idx: HashMap<u32, (IntValue<'ctx>, Vec<IntValue<'ctx>>)>,
 }
 
 /// A nest being generated.
@@ -372,7 +374,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 None => k,
             };
             let mut loops = outer.map(|o| o.loops.clone()).unwrap_or_default();
-            loops.push((l.index, k));
+            loops.push((l.index, k, extent));
             Ok(Pos { i, last: Some(last), total, loops, lane, trip, mask: outer.and_then(|o| o.mask), mirrored: None })
         };
         if l.paired {
@@ -509,7 +511,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         if let Some(e) = elems.vals.get(&(v, order)) {
             return Ok(*e);
         }
-        let i = self.index(pos, order, nx, elems)?;
+        let i = self.index(pos, order, self.f.rank(v), nx, elems)?;
         let x = self.load_at(v, nx.base[&v], i)?;
         if let Some(inst) = x.as_instruction_value() {
             self.scope(inst, pos, order, nx);
@@ -518,27 +520,77 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(x)
     }
 
-    /// The position a leaf of the given order visits: the copy's, its
-    /// mirror, or the index a gather reads (checked before anything is
-    /// evaluated there).
-    fn index(&mut self, pos: &Pos<'ctx>, order: u32, nx: &NestCx<'ctx>, elems: &mut Elems<'ctx>) -> R<IntValue<'ctx>> {
+    /// The row-major position a leaf of the given order visits, for arrays
+    /// of rank `rank`: the copy's; its mirror (order 1 reverses a vector
+    /// whole and a matrix's rows); or the position a label reads.
+    fn index(&mut self, pos: &Pos<'ctx>, order: u32, rank: usize, nx: &NestCx<'ctx>, elems: &mut Elems<'ctx>) -> R<IntValue<'ctx>> {
         match (order, pos.last) {
             (0, _) | (1, None) => Ok(pos.i),
-            (1, Some(last)) => self.b.build_int_sub(last, pos.i, "mirror"),
-            (label, _) => {
-                if let Some(k) = elems.idx.get(&label) {
-                    return Ok(*k);
-                }
-                let gi = self.labels.iter().find(|g| g.label == label).cloned().expect("loops::verify: a label without its gather");
-                let k = self.element(gi.index, pos, gi.order, nx, elems)?.into_int_value();
-                let len = self.size(gi.source)?;
-                let bad = self.b.build_int_compare(IntPredicate::UGE, k, len, "out_of_range")?;
-                let msg = format!("{}: index out of range in gather '{}'", self.f.location(gi.span), gi.name);
-                self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(len))?;
-                elems.idx.insert(label, k);
-                Ok(k)
+            (1, Some(last)) if rank <= 1 => self.b.build_int_sub(last, pos.i, "mirror"),
+            (1, Some(_)) => {
+                let (_, j, n) = *pos.loops.last().expect("a matrix's leaf runs inside its loops");
+                let one = self.cx.i64_type().const_int(1, false);
+                let back = self.b.build_int_sub(self.b.build_int_sub(n, one, "")?, j, "mirror_col")?;
+                let row = self.b.build_int_sub(pos.i, j, "row_start")?;
+                self.b.build_int_add(row, back, "mirror")
             }
+            (label, _) => Ok(self.label_index(pos, label, nx, elems)?.0),
         }
+    }
+
+    /// One index per dimension of the position a leaf of rank `rank` visits.
+    fn indices(&mut self, pos: &Pos<'ctx>, order: u32, rank: usize, nx: &NestCx<'ctx>, elems: &mut Elems<'ctx>) -> R<Vec<IntValue<'ctx>>> {
+        if order >= 2 {
+            return Ok(self.label_index(pos, order, nx, elems)?.1);
+        }
+        if rank <= 1 {
+            return Ok(vec![self.index(pos, order, rank, nx, elems)?]);
+        }
+        let mut ix: Vec<IntValue<'ctx>> = pos.loops[pos.loops.len() - rank..].iter().map(|(_, k, _)| *k).collect();
+        if order == 1 {
+            let (_, j, n) = *pos.loops.last().unwrap();
+            let one = self.cx.i64_type().const_int(1, false);
+            *ix.last_mut().unwrap() = self.b.build_int_sub(self.b.build_int_sub(n, one, "")?, j, "mirror_col")?;
+        }
+        Ok(ix)
+    }
+
+    /// The position label `label` stands for in this copy (computed once,
+    /// each index checked against its dimension before anything is
+    /// evaluated there): row-major, and per dimension.
+    fn label_index(&mut self, pos: &Pos<'ctx>, label: u32, nx: &NestCx<'ctx>, elems: &mut Elems<'ctx>) -> R<(IntValue<'ctx>, Vec<IntValue<'ctx>>)> {
+        if let Some(k) = elems.idx.get(&label) {
+            return Ok(k.clone());
+        }
+        let gi = self.labels.iter().find(|g| g.label == label).cloned().expect("loops::verify: a label without its gather");
+        let dims = self.dims(gi.source)?;
+        let ix = match &gi.index {
+            LabelIndex::Arrays(arrays) => {
+                let mut ix = vec![];
+                for (d, a) in arrays.iter().enumerate() {
+                    let k = self.element(*a, pos, gi.order, nx, elems)?.into_int_value();
+                    let bad = self.b.build_int_compare(IntPredicate::UGE, k, dims[d], "out_of_range")?;
+                    let dim = if arrays.len() > 1 { format!(" (dimension {})", d) } else { String::new() };
+                    let msg = format!("{}: index out of range in gather '{}'{}", self.f.location(gi.span), gi.name, dim);
+                    self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(dims[d]))?;
+                    ix.push(k);
+                }
+                ix
+            }
+            // The transpose's own position, its two indices exchanged.
+            LabelIndex::Transposed => {
+                let mut own = self.indices(pos, gi.order, 2, nx, elems)?;
+                own.reverse();
+                own
+            }
+        };
+        let mut k = self.cx.i64_type().const_zero();
+        for (x, n) in ix.iter().zip(&dims) {
+            let row = self.b.build_int_mul(k, *n, "row")?;
+            k = self.b.build_int_add(row, *x, "at")?;
+        }
+        elems.idx.insert(label, (k, ix.clone()));
+        Ok((k, ix))
     }
 
     fn body(&mut self, b: &Body, pos: &Pos<'ctx>, elems: &mut Elems<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
@@ -553,7 +605,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             },
             Body::For(inner) => {
                 // State this loop owns for the inner one: set before it, read after.
-                let owner = pos.loops.last().map(|(v, _)| *v);
+                let owner = pos.loops.last().map(|(v, _, _)| *v);
                 let owned = owned_by(&inner.body, owner);
                 self.init_states(&owned, nx)?;
                 self.run_loop(inner, Some(pos), nx)?;
@@ -578,15 +630,16 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.put(outs, rs, pos, o, elems, nx)
             }
             LoopBody::FromIndex { f, outs, .. } => {
-                let i = self.index(pos, o, nx, elems)?;
-                let rs = self.lambda(f, &[i.into()])?;
+                let ix = self.indices(pos, o, self.f.rank(outs[0]), nx, elems)?;
+                let args: Vec<BasicValueEnum> = ix.into_iter().map(|i| i.into()).collect();
+                let rs = self.lambda(f, &args)?;
                 self.put(outs, rs, pos, o, elems, nx)
             }
             LoopBody::Cross { first, second, outs, at, .. } => {
                 // In its own nest, the two loops' indices (mirrored for
                 // order 1); elsewhere the quotient and remainder of its position.
                 let i64t = self.cx.i64_type();
-                let find = |v: VarId| pos.loops.iter().find(|(x, _)| *x == v).map(|(_, k)| *k);
+                let find = |v: VarId| pos.loops.iter().find(|(x, _, _)| *x == v).map(|(_, k, _)| *k);
                 let (i, j) = match (at.and_then(|(a, b)| Some((find(a)?, find(b)?))), o) {
                     (Some((i, j)), 0) => (i, j),
                     (Some((i, j)), 1) => {
@@ -597,7 +650,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         (i, j)
                     }
                     _ => {
-                        let k = self.index(pos, o, nx, elems)?;
+                        let k = self.index(pos, o, 1, nx, elems)?;
                         let m = self.size(second[0])?;
                         (self.b.build_int_unsigned_div(k, m, "row")?, self.b.build_int_unsigned_rem(k, m, "col")?)
                     }
@@ -615,12 +668,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 let rs = reads.iter().map(|r| self.element(*r, pos, 1 - o, nx, elems)).collect::<R<Vec<_>>>()?;
                 self.put(outs, rs, pos, o, elems, nx)
             }
-            LoopBody::Gather { index, source, outs, .. } => {
-                // The label's position is this gather's index element,
-                // checked; its source elements are either computed at that
-                // position by fused producers or read from memory.
-                let label = self.labels.iter().find(|g| g.index == *index && g.source == source[0]).map(|g| g.label).unwrap_or(0);
-                let k = self.index(pos, label, nx, elems)?;
+            LoopBody::Gather { name, source, outs, .. } | LoopBody::Transpose { name, source, outs } => {
+                // The label's position is where this gather (or transpose)
+                // reads, checked; its source elements are either computed
+                // there by fused producers or read from memory.
+                let label = self.labels.iter().find(|g| g.name == *name).map(|g| g.label).expect("loops: a gather has its label");
+                let k = self.label_index(pos, label, nx, elems)?.0;
                 let mut rs = vec![];
                 for src in source {
                     if let Some(v) = elems.vals.get(&(*src, label)) {
@@ -631,18 +684,32 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
                 self.put(outs, rs, pos, o, elems, nx)
             }
-            LoopBody::Scatter { name, dest, src, op, outs, span } => {
-                let k = self.element(src[0], pos, o, nx, elems)?.into_int_value();
+            LoopBody::Scatter { name, dest, src, dims, op, outs, span } => {
+                // Skipped if a component of the index is negative; each
+                // checked against its dimension; then row-major.
                 let i64t = self.cx.i64_type();
-                let skip = self.b.build_int_compare(IntPredicate::SLT, k, i64t.const_zero(), "skip")?;
+                let mut ix = vec![];
+                let mut skip = self.cx.bool_type().const_zero();
+                for a in &src[..*dims] {
+                    let x = self.element(*a, pos, o, nx, elems)?.into_int_value();
+                    let neg = self.b.build_int_compare(IntPredicate::SLT, x, i64t.const_zero(), "skip")?;
+                    skip = self.b.build_or(skip, neg, "skip")?;
+                    ix.push(x);
+                }
                 let upd = self.new_block(&format!("{}.update", name));
                 let next = self.new_block(&format!("{}.next", name));
                 self.b.build_conditional_branch(skip, next, upd)?;
                 self.b.position_at_end(upd);
-                let len = self.size(dest[0])?;
-                let bad = self.b.build_int_compare(IntPredicate::SGE, k, len, "out_of_range")?;
-                let msg = format!("{}: index out of range in scatter '{}'", self.f.location(*span), name);
-                self.fail_if(bad, ERR_INDEX, &msg, Some(k), Some(len))?;
+                let lens = self.dims(dest[0])?;
+                let mut k = i64t.const_zero();
+                for (d, (x, len)) in ix.iter().zip(&lens).enumerate() {
+                    let bad = self.b.build_int_compare(IntPredicate::SGE, *x, *len, "out_of_range")?;
+                    let dim = if *dims > 1 { format!(" (dimension {})", d) } else { String::new() };
+                    let msg = format!("{}: index out of range in scatter '{}'{}", self.f.location(*span), name, dim);
+                    self.fail_if(bad, ERR_INDEX, &msg, Some(*x), Some(*len))?;
+                    let row = self.b.build_int_mul(k, *len, "row")?;
+                    k = self.b.build_int_add(row, *x, "at")?;
+                }
                 let mut args = vec![];
                 let mut ptrs = vec![];
                 for out in outs {
@@ -653,7 +720,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     args.push(self.from_mem(old, p)?);
                     ptrs.push(ep);
                 }
-                for v in &src[1..] {
+                for v in &src[*dims..] {
                     args.push(self.element(*v, pos, o, nx, elems)?);
                 }
                 let rs = self.lambda(op, &args)?;
@@ -925,7 +992,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// Records a body's elements and stores those the nest writes.
     fn put(&mut self, outs: &[VarId], rs: Vec<BasicValueEnum<'ctx>>, pos: &Pos<'ctx>, order: u32, elems: &mut Elems<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
-        let i = self.index(pos, order, nx, elems)?;
+        let rank = outs.first().map(|o| self.f.rank(*o)).unwrap_or(1);
+        let i = self.index(pos, order, rank, nx, elems)?;
         for (o, v) in outs.iter().zip(rs) {
             elems.vals.insert((*o, order), v);
             if let Some(s) = nx.stores.iter().find(|s| s.array == *o) {

@@ -15,13 +15,9 @@ use std::collections::HashSet;
 
 type R<T> = Result<T, Diagnostic>;
 
-/// Combinators of LANGUAGE.md that later issues compile; they are
-/// recognised (so their names are not "unknown") and rejected clearly.
-const NOT_YET: &[&str] = &["transpose"];
-
 /// The combinators this compiler turns into nodes.
 const COMBINATORS: &[&str] =
-    &["map", "generate", "iota", "fold", "filter", "scanl", "prescanl", "scanr", "reverse", "force", "gather", "backpermute", "scatter", "permute", "cross"];
+    &["map", "generate", "iota", "fold", "filter", "scanl", "prescanl", "scanr", "reverse", "force", "gather", "backpermute", "scatter", "permute", "cross", "transpose"];
 
 #[derive(Clone, Debug)]
 enum Val {
@@ -54,7 +50,7 @@ pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
             );
             continue;
         }
-        if NOT_YET.contains(&it.name.name.as_str()) || is_builtin_name(&it.name.name) {
+        if is_builtin_name(&it.name.name) {
             diags.push(Diagnostic::error(
                 it.name.span,
                 format!("'{}' is a built-in name and cannot be redefined", it.name.name),
@@ -120,14 +116,6 @@ fn resolve_type(t: &TypeExpr) -> R<Ty> {
         TypeExpr::Tuple(ts, _) => Ty::Tuple(ts.iter().map(resolve_type).collect::<R<_>>()?),
         TypeExpr::Array(r, e, _) => Ty::Array(*r, Box::new(resolve_type(e)?)),
     })
-}
-
-fn has_rank_above_1(t: &Ty) -> bool {
-    match t {
-        Ty::Prim(_) => false,
-        Ty::Tuple(ts) => ts.iter().any(has_rank_above_1),
-        Ty::Array(r, _) => *r > 1,
-    }
 }
 
 /// The array leaves of a value, in C order.
@@ -232,12 +220,10 @@ impl<'a> Elab<'a> {
         let mut params = vec![];
         for (name, t) in &it.params {
             let ty = resolve_type(t)?;
-            reject_rank(&ty, t.span())?;
             let v = self.param_val(&name.name, &ty, name.span, &name.name, &mut params);
             self.scopes.push((name.name.clone(), v));
         }
         let ret = resolve_type(&it.ret)?;
-        reject_rank(&ret, it.ret.span())?;
         self.targets.push(Target::Top(vec![]));
         let body = it.body.as_ref().unwrap();
         let v = self.block(body, true)?;
@@ -514,7 +500,7 @@ impl<'a> Elab<'a> {
     }
 
     fn unknown_name(&self, n: &str, span: Span) -> Diagnostic {
-        if self.items.contains_key(n) || is_builtin_name(n) || NOT_YET.contains(&n) {
+        if self.items.contains_key(n) || is_builtin_name(n) {
             return Diagnostic::error(span, format!("'{}' is a function; call it with arguments", n));
         }
         Diagnostic::error(span, format!("unknown name '{}'", n))
@@ -730,14 +716,6 @@ impl<'a> Elab<'a> {
                 }
             }
             _ if COMBINATORS.contains(&name) => self.combinator(name, f.span, args, span),
-            _ if NOT_YET.contains(&name) => {
-                for a in args {
-                    if !matches!(a.kind, ExprKind::Lambda(..) | ExprKind::Section(_)) {
-                        self.expr(a)?;
-                    }
-                }
-                Err(unsupported(span, &format!("the combinator '{}'", name)))
-            }
             _ => match self.items.get(name).copied() {
                 Some(item) => {
                     let vals = args.iter().map(|a| self.expr(a)).collect::<R<Vec<_>>>()?;
@@ -820,16 +798,10 @@ impl<'a> Elab<'a> {
         let mut flat = vec![];
         for ((pn, pt), (v, a)) in item.params.iter().zip(vals.iter().zip(args)) {
             let ty = resolve_type(pt)?;
-            if has_rank_above_1(&ty) {
-                return Err(unsupported(pt.span(), "an extern fn with arrays of rank 2 or 3"));
-            }
             self.expect_ty(v, &from_ty(&ty), a.span, &format!("argument '{}'", pn.name))?;
             flatten_leaves(v, &mut flat);
         }
         let ret = resolve_type(&item.ret)?;
-        if has_rank_above_1(&ret) {
-            return Err(unsupported(item.ret.span(), "an extern fn with arrays of rank 2 or 3"));
-        }
         let mut outputs = vec![];
         let mut arrays = vec![];
         let v = self.extern_results(&from_ty(&ret), span, &mut outputs, &mut arrays)?;
@@ -843,8 +815,8 @@ impl<'a> Elab<'a> {
     /// Fresh variables for an extern call's results, in C order.
     fn extern_results(&mut self, t: &ITy, span: Span, outputs: &mut Vec<VarId>, arrays: &mut Vec<(Vec<VarId>, VarId)>) -> R<Val> {
         match self.u.shallow(t) {
-            ITy::Array(_, elem) => {
-                let (leaves, v) = self.node_outputs(&elem, span)?;
+            ITy::Array(r, elem) => {
+                let (leaves, v) = self.node_outputs(&elem, r, span)?;
                 let len = self.new_var("len", ITy::Prim(Prim::I64), span);
                 outputs.extend(&leaves);
                 arrays.push((leaves, len));
@@ -886,39 +858,52 @@ impl<'a> Elab<'a> {
                 }
                 let mut inputs = vec![];
                 let mut elems = vec![];
+                let mut rank = None;
                 for a in &args[1..] {
                     let (l, r, e) = self.array(a, "an argument of map")?;
-                    if r != 1 {
-                        return Err(unsupported(a.span, "map over arrays of rank 2 or 3"));
+                    if *rank.get_or_insert(r) != r {
+                        return Err(Diagnostic::error(a.span, format!("map's arrays have one shape: this one has rank {}, the first rank {}", r, rank.unwrap())));
                     }
                     inputs.extend(l);
                     elems.push(e);
                 }
                 let (lambda, rty) = self.worker(&args[0], &elems, None)?;
-                let (outputs, v) = self.node_outputs(&rty, span)?;
+                let (outputs, v) = self.node_outputs(&rty, rank.unwrap(), span)?;
                 self.push_node(span, NodeKind::Map(Map { f: lambda, inputs, outputs }));
                 Ok(v)
             }
             "generate" | "iota" => {
                 need(if name == "iota" { 1 } else { 2 })?;
+                // A size, or a shape: a tuple of two or three sizes.
                 let sv = self.expr(&args[0])?;
-                let (size, st) = match sv {
-                    Val::Scalar(o, t) => (o, t),
-                    Val::Tuple(_) => return Err(unsupported(args[0].span, "generate of rank 2 or 3")),
+                let parts = match &sv {
+                    Val::Scalar(..) => vec![sv.clone()],
+                    Val::Tuple(vs) if name == "generate" && (2..=3).contains(&vs.len()) => vs.clone(),
+                    Val::Tuple(vs) => {
+                        return Err(Diagnostic::error(args[0].span, format!("a shape is a size or a tuple of 2 or 3 sizes, found a tuple of {}", vs.len())));
+                    }
                     Val::Array { .. } => return Err(Diagnostic::error(args[0].span, "a size must be an i64, found an array")),
                 };
-                if !self.u.unify(&st, &ITy::Prim(Prim::I64)) {
-                    return Err(Diagnostic::error(args[0].span, format!("a size must be an i64, found {}", self.u.show(&st))));
+                let mut shape = vec![];
+                for p in parts {
+                    match p {
+                        Val::Scalar(o, t) if self.u.unify(&t, &ITy::Prim(Prim::I64)) => shape.push(o),
+                        other => {
+                            let t = self.ty_of(&other);
+                            return Err(Diagnostic::error(args[0].span, format!("a size must be an i64, found {}", self.u.show(&t))));
+                        }
+                    }
                 }
                 let idx = ITy::Prim(Prim::I64);
                 let (lambda, rty) = if name == "iota" {
                     let p = self.new_var("i", idx.clone(), span);
                     (Lambda { params: vec![p], body: Block { stmts: vec![], results: vec![Operand::Var(p)] }, captures: vec![] }, idx)
                 } else {
-                    self.worker(&args[1], &[idx], None)?
+                    let ixs = vec![idx; shape.len()];
+                    self.worker(&args[1], &ixs, None)?
                 };
-                let (outputs, v) = self.node_outputs(&rty, span)?;
-                self.push_node(span, NodeKind::Generate(Generate { size, f: lambda, outputs }));
+                let (outputs, v) = self.node_outputs(&rty, shape.len() as u8, span)?;
+                self.push_node(span, NodeKind::Generate(Generate { shape, f: lambda, outputs }));
                 Ok(v)
             }
             "fold" => {
@@ -928,9 +913,6 @@ impl<'a> Elab<'a> {
                     return Err(Diagnostic::error(args[1].span, "a fold's initial value is a scalar or a tuple"));
                 }
                 let (inputs, r, elem) = self.array(&args[2], "the array folded")?;
-                if r != 1 {
-                    return Err(unsupported(args[2].span, "fold over arrays of rank 2 or 3"));
-                }
                 let zt = self.ty_of(&z);
                 let (op, rty) = self.worker(&args[0], &[zt.clone(), elem], Some(&zt))?;
                 if !self.u.unify(&rty, &zt) {
@@ -945,20 +927,28 @@ impl<'a> Elab<'a> {
                 }
                 let mut init = vec![];
                 self.flatten_scalars(&z, &mut init);
-                let mut outputs = vec![];
-                let v = self.rebuild(&zt, &mut |s, p| {
-                    let o = s.new_var("acc", p.clone(), span);
-                    outputs.push(o);
-                    Val::Scalar(Operand::Var(o), p)
-                });
-                self.push_node(span, NodeKind::Fold(Fold { op, init, inputs, outputs }));
+                // A vector folds to scalars; a matrix to one result per row.
+                let out_rank = r as usize - 1;
+                let (outputs, v) = if out_rank == 0 {
+                    let mut outputs = vec![];
+                    let v = self.rebuild(&zt, &mut |s, p| {
+                        let o = s.new_var("acc", p.clone(), span);
+                        outputs.push(o);
+                        Val::Scalar(Operand::Var(o), p)
+                    });
+                    (outputs, v)
+                } else {
+                    self.node_outputs(&zt, out_rank as u8, span)?
+                };
+                self.push_node(span, NodeKind::Fold(Fold { op, init, inputs, outputs, out_rank }));
                 Ok(v)
             }
             "filter" => {
                 need(2)?;
                 let (inputs, r, elem) = self.array(&args[1], "the array filtered")?;
                 if r != 1 {
-                    return Err(unsupported(args[1].span, "filter over arrays of rank 2 or 3"));
+                    return Err(Diagnostic::error(args[1].span, format!("filter takes a vector ([T]), found an array of rank {}", r))
+                        .with_note("a filter keeps some elements of each row, which would not form a matrix"));
                 }
                 let (p, rty) = self.worker(&args[0], std::slice::from_ref(&elem), None)?;
                 if !self.u.unify(&rty, &ITy::Prim(Prim::Bool)) {
@@ -967,7 +957,7 @@ impl<'a> Elab<'a> {
                         format!("a filter's predicate must return bool, found {}", self.u.show(&rty)),
                     ));
                 }
-                let (outputs, v) = self.node_outputs(&elem, span)?;
+                let (outputs, v) = self.node_outputs(&elem, 1, span)?;
                 let count = self.new_var("len", ITy::Prim(Prim::I64), span);
                 self.push_node(span, NodeKind::Filter(Filter { p, inputs, outputs, count }));
                 Ok(v)
@@ -979,9 +969,6 @@ impl<'a> Elab<'a> {
                     return Err(Diagnostic::error(args[1].span, "a scan's initial value is a scalar or a tuple"));
                 }
                 let (inputs, r, elem) = self.array(&args[2], "the array scanned")?;
-                if r != 1 {
-                    return Err(unsupported(args[2].span, "scans over arrays of rank 2 or 3"));
-                }
                 let zt = self.ty_of(&z);
                 if !self.u.unify(&elem, &zt) {
                     return Err(Diagnostic::error(
@@ -1003,47 +990,52 @@ impl<'a> Elab<'a> {
                 }
                 let mut init = vec![];
                 self.flatten_scalars(&z, &mut init);
-                let (outputs, v) = self.node_outputs(&zt, span)?;
+                let (outputs, v) = self.node_outputs(&zt, r, span)?;
                 self.push_node(span, NodeKind::Scan(Scan { dir, op, init, inputs, outputs }));
                 Ok(v)
             }
-            "reverse" | "force" => {
+            "reverse" | "force" | "transpose" => {
                 need(1)?;
                 let (inputs, r, elem) = self.array(&args[0], &format!("the argument of {}", name))?;
-                if r != 1 {
-                    return Err(unsupported(args[0].span, &format!("{} of arrays of rank 2 or 3", name)));
+                if name == "transpose" && r != 2 {
+                    let e = Diagnostic::error(args[0].span, format!("transpose takes a matrix ([[T]]), found an array of rank {}", r));
+                    return Err(if r == 3 { e.with_note("to permute the dimensions of a rank-3 array, use backpermute") } else { e });
                 }
                 let f = self.identity(&elem, span);
-                let (outputs, v) = self.node_outputs(&elem, span)?;
-                let kind = if name == "reverse" { NodeKind::Reverse(Reverse { f, inputs, outputs }) } else { NodeKind::Force(Force { f, inputs, outputs }) };
+                let (outputs, v) = self.node_outputs(&elem, r, span)?;
+                let kind = match name {
+                    "reverse" => NodeKind::Reverse(Reverse { f, inputs, outputs }),
+                    "force" => NodeKind::Force(Force { f, inputs, outputs }),
+                    _ => NodeKind::Transpose(Transpose { f, inputs, outputs }),
+                };
                 self.push_node(span, kind);
                 Ok(v)
             }
             "gather" | "backpermute" => {
-                let (index, source_arg) = if name == "gather" {
+                let (is, ir, ie, source_arg) = if name == "gather" {
                     need(2)?;
-                    let (is, r, et) = self.array(&args[0], "a gather's index array")?;
-                    if r != 1 || is.len() != 1 || !self.u.unify(&et, &ITy::Prim(Prim::I64)) {
-                        return Err(Diagnostic::error(args[0].span, format!("a gather's indices are an array of i64, found {}", self.u.show(&ITy::Array(r, Box::new(et))))));
-                    }
-                    (is[0], &args[1])
+                    let (is, ir, ie) = self.array(&args[0], "a gather's index array")?;
+                    (is, ir, ie, &args[1])
                 } else {
                     // backpermute(n, f, xs) = gather(generate(n, f), xs)
                     need(3)?;
                     let is = self.combinator("generate", name_span, &args[..2], args[0].span.to(args[1].span))?;
-                    let Val::Array { leaves, elem, .. } = is else { unreachable!() };
-                    if leaves.len() != 1 || !self.u.unify(&elem, &ITy::Prim(Prim::I64)) {
-                        return Err(Diagnostic::error(args[1].span, format!("a backpermute's index function returns i64, found {}", self.u.show(&elem))));
-                    }
-                    (leaves[0], &args[2])
+                    let Val::Array { leaves, rank, elem } = is else { unreachable!() };
+                    (leaves, rank, elem, &args[2])
                 };
                 let (source, r, elem) = self.array(source_arg, "the array gathered from")?;
-                if r != 1 {
-                    return Err(unsupported(source_arg.span, "gathering from arrays of rank 2 or 3"));
+                // An index is an i64, or for a matrix a tuple of one i64 per dimension.
+                let want = if r == 1 { ITy::Prim(Prim::I64) } else { ITy::Tuple(vec![ITy::Prim(Prim::I64); r as usize]) };
+                if !self.u.unify(&ie, &want) || is.len() != r as usize {
+                    let what = if name == "gather" { "a gather's indices" } else { "a backpermute's index function returns" };
+                    return Err(Diagnostic::error(
+                        if name == "gather" { args[0].span } else { args[1].span },
+                        format!("{} {} for an array of rank {}, found {}", what, self.u.show(&want), r, self.u.show(&ie)),
+                    ));
                 }
                 let f = self.identity(&elem, span);
-                let (outputs, v) = self.node_outputs(&elem, span)?;
-                self.push_node(span, NodeKind::Gather(Gather { f, index, source, outputs }));
+                let (outputs, v) = self.node_outputs(&elem, ir, span)?;
+                self.push_node(span, NodeKind::Gather(Gather { f, index: is, source, outputs }));
                 Ok(v)
             }
             "cross" => {
@@ -1052,7 +1044,8 @@ impl<'a> Elab<'a> {
                 let (b, rb, eb) = self.array(&args[1], "the second argument of cross")?;
                 for (r, a) in [(ra, &args[0]), (rb, &args[1])] {
                     if r != 1 {
-                        return Err(unsupported(a.span, "cross of arrays of rank 2 or 3"));
+                        return Err(Diagnostic::error(a.span, format!("cross takes vectors ([T]), found an array of rank {}", r))
+                            .with_note("all pairs of two vectors form a vector of length n·m; for a matrix of pairs use generate"));
                     }
                 }
                 // The result's size is born here: rigid, named by this scalar.
@@ -1062,7 +1055,7 @@ impl<'a> Elab<'a> {
                 let Val::Scalar(size, _) = self.assign("len", Rhs::SizeProduct(n, m), i64t, span) else { unreachable!() };
                 let elem = ITy::Tuple(vec![ea, eb]);
                 let f = self.identity(&elem, span);
-                let (outputs, v) = self.node_outputs(&elem, span)?;
+                let (outputs, v) = self.node_outputs(&elem, 1, span)?;
                 let split = a.len();
                 self.push_node(span, NodeKind::Cross(Cross { f, size, inputs: a.into_iter().chain(b).collect(), split, outputs }));
                 Ok(v)
@@ -1070,33 +1063,33 @@ impl<'a> Elab<'a> {
             "scatter" => {
                 need(3)?;
                 let (dest, r, elem) = self.array(&args[1], "a scatter's destination")?;
-                if r != 1 {
-                    return Err(unsupported(args[1].span, "scatter into arrays of rank 2 or 3"));
-                }
-                let (src, r2, pair) = self.array(&args[2], "a scatter's source")?;
-                let want = ITy::Tuple(vec![ITy::Prim(Prim::I64), elem.clone()]);
-                if r2 != 1 || !self.u.unify(&pair, &want) {
+                let (src, _, pair) = self.array(&args[2], "a scatter's source")?;
+                // (index, value): the index an i64, or a tuple of one i64
+                // per dimension of the destination.
+                let index = if r == 1 { ITy::Prim(Prim::I64) } else { ITy::Tuple(vec![ITy::Prim(Prim::I64); r as usize]) };
+                let want = ITy::Tuple(vec![index, elem.clone()]);
+                if !self.u.unify(&pair, &want) {
                     return Err(Diagnostic::error(
                         args[2].span,
-                        format!("a scatter's source is an array of (index, value) pairs of type {}, found {}", self.u.show(&want), self.u.show(&ITy::Array(r2, Box::new(pair)))),
+                        format!("a scatter's source is an array of (index, value) pairs of type {}, found elements of type {}", self.u.show(&want), self.u.show(&pair)),
                     ));
                 }
                 let (op, rty) = self.worker(&args[0], &[elem.clone(), elem.clone()], None)?;
                 if !self.u.unify(&rty, &elem) {
                     return Err(Diagnostic::error(args[0].span, format!("the scatter operator returns {}, but the elements have type {}", self.u.show(&rty), self.u.show(&elem))));
                 }
-                let (outputs, v) = self.node_outputs(&elem, span)?;
-                self.push_node(span, NodeKind::Scatter(Scatter { op, dest, src, outputs }));
+                let (outputs, v) = self.node_outputs(&elem, r, span)?;
+                self.push_node(span, NodeKind::Scatter(Scatter { op, dest, src, dims: r as usize, outputs }));
                 Ok(v)
             }
             "permute" => {
-                // permute(op, dest, f, xs) = scatter(op, dest, zip(map(f, iota(length(xs))), xs))
+                // permute(op, dest, f, xs) = scatter(op, dest, zip(generate(shape(xs), f), xs))
                 need(4)?;
                 let sp = span;
                 let e = |kind: ExprKind| Expr { kind, span: sp };
                 let call = |name: &str, args: Vec<Expr>| e(ExprKind::Call(ast::Ident { name: name.into(), span: sp }, args));
-                let len = call("length", vec![args[3].clone()]);
-                let idx = call("map", vec![args[2].clone(), call("iota", vec![len])]);
+                let shape = call("shape", vec![args[3].clone()]);
+                let idx = call("generate", vec![shape, args[2].clone()]);
                 let src = call("zip", vec![idx, args[3].clone()]);
                 self.combinator("scatter", name_span, &[args[0].clone(), args[1].clone(), src], span)
             }
@@ -1126,18 +1119,19 @@ impl<'a> Elab<'a> {
         }
     }
 
-    fn node_outputs(&mut self, elem: &ITy, span: Span) -> R<(Vec<VarId>, Val)> {
+    /// Fresh array variables of rank `rank` for a node's result leaves.
+    fn node_outputs(&mut self, elem: &ITy, rank: u8, span: Span) -> R<(Vec<VarId>, Val)> {
         let rt = self.u.shallow(elem);
         if matches!(rt, ITy::Array(..)) || !is_scalar_like(&self.u, &rt) {
             return Err(Diagnostic::error(span, "a worker must return a scalar or a tuple of scalars"));
         }
         let mut leaves = vec![];
         self.rebuild(elem, &mut |s, p| {
-            let v = s.new_var("arr", ITy::Array(1, Box::new(p.clone())), span);
+            let v = s.new_var("arr", ITy::Array(rank, Box::new(p.clone())), span);
             leaves.push(v);
             Val::Scalar(Operand::Var(v), p)
         });
-        Ok((leaves.clone(), Val::Array { leaves, rank: 1, elem: elem.clone() }))
+        Ok((leaves.clone(), Val::Array { leaves, rank, elem: elem.clone() }))
     }
 
     /// Elaborates a worker applied to parameters of the given types; returns
@@ -1287,14 +1281,6 @@ fn is_scalar_like(u: &Unifier, t: &ITy) -> bool {
     }
 }
 
-fn reject_rank(t: &Ty, span: Span) -> R<()> {
-    match t {
-        Ty::Array(r, _) if *r > 1 => Err(unsupported(span, "arrays of rank 2 or 3")),
-        Ty::Tuple(ts) => ts.iter().try_for_each(|t| reject_rank(t, span)),
-        _ => Ok(()),
-    }
-}
-
 fn literal_const(l: &Lit, neg: bool, p: Prim, span: Span) -> R<Const> {
     let too_big = || Diagnostic::error(span, format!("literal out of range for {}", p.name()));
     Ok(match (l, p) {
@@ -1429,50 +1415,8 @@ fn propagate_copies(f: &mut Function) {
             }
             Item::Node(id) => {
                 let n = &mut f.nodes[id.0 as usize];
-                match &mut n.kind {
-                    NodeKind::Map(Map { f: l, inputs, .. }) => {
-                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
-                        block(&mut map, &mut l.body);
-                    }
-                    NodeKind::Generate(Generate { size, f: l, .. }) => {
-                        sub(&map, size);
-                        block(&mut map, &mut l.body);
-                    }
-                    NodeKind::Fold(Fold { op, init, inputs, .. }) => {
-                        init.iter_mut().for_each(|o| sub(&map, o));
-                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
-                        block(&mut map, &mut op.body);
-                    }
-                    NodeKind::Filter(Filter { p, inputs, .. }) => {
-                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
-                        block(&mut map, &mut p.body);
-                    }
-                    NodeKind::Scan(Scan { op, init, inputs, .. }) => {
-                        init.iter_mut().for_each(|o| sub(&map, o));
-                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
-                        block(&mut map, &mut op.body);
-                    }
-                    NodeKind::Reverse(Reverse { inputs, .. }) | NodeKind::Force(Force { inputs, .. }) => {
-                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
-                    }
-                    NodeKind::Cross(Cross { size, inputs, .. }) => {
-                        sub(&map, size);
-                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
-                    }
-                    NodeKind::Extern(Extern { args, inputs, .. }) => {
-                        args.iter_mut().for_each(|o| sub(&map, o));
-                        inputs.iter_mut().for_each(|v| sub_var(&map, v));
-                    }
-                    NodeKind::Gather(Gather { index, source, .. }) => {
-                        sub_var(&map, index);
-                        source.iter_mut().for_each(|v| sub_var(&map, v));
-                    }
-                    NodeKind::Scatter(Scatter { op, dest, src, .. }) => {
-                        dest.iter_mut().for_each(|v| sub_var(&map, v));
-                        src.iter_mut().for_each(|v| sub_var(&map, v));
-                        block(&mut map, &mut op.body);
-                    }
-                }
+                n.kind.comb_mut().operands_mut(&mut |v| sub_var(&map, v), &mut |o| sub(&map, o));
+                block(&mut map, &mut n.lambda_mut().body);
                 let l = n.lambda_mut();
                 l.captures = captures_of(&l.body, &l.params);
                 f.items.push(Item::Node(id));

@@ -114,12 +114,17 @@ pub enum LoopBody {
     Scan { name: String, dir: ScanKind, init: Vec<Operand>, reads: Vec<VarId>, op: Lambda, outs: Vec<VarId>, state: StateOwner },
     /// The element at the mirrored position: reads `reads[n-1-i]`, writes `outs[i]`.
     Reverse { name: String, reads: Vec<VarId>, outs: Vec<VarId> },
-    /// Streams `index`; reads `source[index[i]]` from memory (bounds-checked).
-    Gather { name: String, index: VarId, source: Vec<VarId>, outs: Vec<VarId>, span: Span },
+    /// Streams `index` (one array per dimension of the source); reads
+    /// `source[index[p]]` from memory (bounds-checked), or the element its
+    /// fused producer computes there.
+    Gather { name: String, index: Vec<VarId>, source: Vec<VarId>, outs: Vec<VarId>, span: Span },
+    /// `outs[i, j] = source[j, i]`: the source at the transposed position,
+    /// read from memory or computed there by its fused producer.
+    Transpose { name: String, source: Vec<VarId>, outs: Vec<VarId> },
     /// Before the loop `outs` is a copy of `dest`; each iteration combines
-    /// the value `src[1..]` into `outs[src[0]]` (skipped if negative,
-    /// bounds-checked otherwise).
-    Scatter { name: String, dest: Vec<VarId>, src: Vec<VarId>, op: Lambda, outs: Vec<VarId>, span: Span },
+    /// the value `src[dims..]` into `outs` at the index `src[..dims]`
+    /// (skipped if a component is negative, bounds-checked otherwise).
+    Scatter { name: String, dest: Vec<VarId>, src: Vec<VarId>, dims: usize, op: Lambda, outs: Vec<VarId>, span: Span },
     /// Element `i·m + j` of `cross`: `(first[i], second[j])`, both read
     /// from memory; `m` is the length of `second`. `at` names the two loops
     /// whose indices are `i` and `j` when the cross runs in its own
@@ -138,6 +143,7 @@ impl LoopBody {
             | LoopBody::Scan { name, .. }
             | LoopBody::Reverse { name, .. }
             | LoopBody::Gather { name, .. }
+            | LoopBody::Transpose { name, .. }
             | LoopBody::Cross { name, .. }
             | LoopBody::Scatter { name, .. } => name,
         }
@@ -151,15 +157,15 @@ impl LoopBody {
             | LoopBody::Scan { reads, .. }
             | LoopBody::Reverse { reads, .. } => reads,
             LoopBody::Scatter { src, .. } => src,
-            LoopBody::Gather { index, .. } => std::slice::from_ref(index),
-            LoopBody::FromIndex { .. } | LoopBody::Cross { .. } => &[],
+            LoopBody::Gather { index, .. } => index,
+            LoopBody::FromIndex { .. } | LoopBody::Cross { .. } | LoopBody::Transpose { .. } => &[],
         }
     }
     /// Arrays read from memory at computed positions: a gather's source,
     /// a cross's arguments. They must be complete before the nest.
     pub fn memory_reads(&self) -> Vec<VarId> {
         match self {
-            LoopBody::Gather { source, .. } => source.clone(),
+            LoopBody::Gather { source, .. } | LoopBody::Transpose { source, .. } => source.clone(),
             LoopBody::Cross { first, second, .. } => first.iter().chain(second).copied().collect(),
             LoopBody::Scatter { dest, .. } => dest.clone(),
             _ => vec![],
@@ -174,9 +180,18 @@ impl LoopBody {
             | LoopBody::Scan { outs, .. }
             | LoopBody::Reverse { outs, .. }
             | LoopBody::Gather { outs, .. }
+            | LoopBody::Transpose { outs, .. }
             | LoopBody::Cross { outs, .. }
             | LoopBody::Scatter { outs, .. } => outs,
             LoopBody::ManyToOne { .. } => &[],
+        }
+    }
+    /// Arrays the body makes, one element per position at its own rate,
+    /// or (a row-wise fold's results) one per iteration of its state's owner.
+    pub fn array_outs(&self) -> Vec<VarId> {
+        match self {
+            LoopBody::ManyToOne { results, state: Some(_), .. } => results.clone(),
+            l => l.element_outs().to_vec(),
         }
     }
     /// The body's worker, if it has one.
@@ -185,7 +200,7 @@ impl LoopBody {
             LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } => Some(f),
             LoopBody::ManyToOne { op, .. } | LoopBody::Scan { op, .. } | LoopBody::Scatter { op, .. } => Some(op),
             LoopBody::Filter { p, .. } => Some(p),
-            LoopBody::Reverse { .. } | LoopBody::Gather { .. } | LoopBody::Cross { .. } => None,
+            LoopBody::Reverse { .. } | LoopBody::Gather { .. } | LoopBody::Transpose { .. } | LoopBody::Cross { .. } => None,
         }
     }
     /// Which loop owns the body's state, if it has state.
@@ -195,15 +210,31 @@ impl LoopBody {
             _ => None,
         }
     }
+    pub fn state_mut(&mut self) -> Option<&mut StateOwner> {
+        match self {
+            LoopBody::ManyToOne { state, .. } | LoopBody::Filter { state, .. } | LoopBody::Scan { state, .. } => Some(state),
+            _ => None,
+        }
+    }
 }
 
-/// What a gather's label means in a nest: the position is the element of
-/// `index` (read in `order`), checked against the length of `source`.
+/// Where a label's positions come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LabelIndex {
+    /// A gather's index arrays (one per dimension of the source), read in
+    /// the label's `order`; each component checked against its dimension.
+    Arrays(Vec<VarId>),
+    /// A transpose's: the position with its two indices exchanged.
+    Transposed,
+}
+
+/// What a label (papers/002 §3.3) means in a nest: the position a gather
+/// or a transpose reads its source at, in this iteration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GatherIndex {
     pub label: Order,
     pub name: String,
-    pub index: VarId,
+    pub index: LabelIndex,
     pub order: Order,
     pub source: VarId,
     pub span: Span,
@@ -363,9 +394,10 @@ pub struct Call {
     pub args: Vec<Operand>,
     pub outputs: Vec<VarId>,
     pub arrays: Vec<(Vec<VarId>, VarId)>,
-    /// Results whose size must equal an array's that fixes it first
-    /// (`(result, that array)`), checked once the call returns.
-    pub checks: Vec<(VarId, VarId)>,
+    /// Dimensions of results whose size something else fixes first (a
+    /// parameter, an earlier call's result): `(result, dimension, size)`,
+    /// checked once the call returns.
+    pub checks: Vec<(VarId, u8, SizeExpr)>,
     pub span: Span,
 }
 
@@ -388,13 +420,16 @@ pub struct Function {
     pub results: Vec<Leaf>,
     pub vars: Vec<VarInfo>,
     pub steps: Vec<Step>,
-    /// The size of every array the function touches.
-    pub sizes: IndexMap<VarId, SizeExpr>,
-    /// The room every array needs: its size, or for a filter's result (and
-    /// arrays of its size) the size of what was filtered, an upper bound.
+    /// The shape of every array the function touches: one size per
+    /// dimension, outermost first.
+    pub sizes: IndexMap<VarId, Vec<SizeExpr>>,
+    /// The room every array needs in its outermost dimension: its size, or
+    /// for a filter's result (and arrays of its size) the size of what was
+    /// filtered, an upper bound.
     pub capacity: IndexMap<VarId, SizeExpr>,
-    /// Groups of parameter arrays whose sizes must be equal (checked on entry).
-    pub same_size: Vec<Vec<VarId>>,
+    /// Groups of parameters' dimensions whose sizes must be equal (checked
+    /// on entry), each a `SizeExpr::Dim`.
+    pub same_size: Vec<Vec<SizeExpr>>,
     /// The vector math library its loops may call (under `--fast-math`).
     pub vector_math: Option<VectorMath>,
     /// Results made before `CheckRoom` (their room was not known yet): made
@@ -414,6 +449,13 @@ pub struct Program {
 impl Function {
     pub fn var(&self, v: VarId) -> &VarInfo {
         &self.vars[v.0 as usize]
+    }
+    /// The rank of an array variable (0 for a scalar).
+    pub fn rank(&self, v: VarId) -> usize {
+        match self.var(v).ty {
+            crate::labelled::VarTy::Array(r, _) => r as usize,
+            _ => 0,
+        }
     }
     /// `name_12`: the printed form of a variable, unique within the function.
     pub fn var_name(&self, v: VarId) -> String {

@@ -575,10 +575,13 @@ impl Parser {
                 let outs = self.typed_in("(", ")")?;
                 self.expect("<-")?;
                 let source = self.vars_in("(", ")")?;
-                self.expect("[")?;
-                let index = self.var()?;
-                self.expect("]")?;
+                let index = self.vars_in("[", "]")?;
                 LoopBody::Gather { name, index, source, outs, span: self.loc()? }
+            }
+            "Transpose" => {
+                let outs = self.typed_in("(", ")")?;
+                self.expect("<-")?;
+                LoopBody::Transpose { name, source: self.vars_in("(", ")")?, outs }
             }
             "Scatter" => {
                 let outs = self.typed_in("(", ")")?;
@@ -588,11 +591,12 @@ impl Parser {
                 let dest = self.vars_in("(", ")")?;
                 self.expect(";")?;
                 self.expect("at")?;
-                let mut src = vec![self.var()?];
+                let mut src = self.vars_in("(", ")")?;
+                let dims = src.len();
                 self.expect("combine")?;
                 src.extend(self.vars_in("(", ")")?);
                 let span = self.loc()?;
-                LoopBody::Scatter { name, dest, src, op: self.lambda()?, outs, span }
+                LoopBody::Scatter { name, dest, src, dims, op: self.lambda()?, outs, span }
             }
             "Cross" => {
                 let outs = self.typed_in("(", ")")?;
@@ -704,7 +708,22 @@ impl Parser {
             } else if self.eat("label") {
                 let label = self.int()? as u32;
                 self.expect("=")?;
-                let index = self.var()?;
+                if self.eat("transposed") {
+                    self.expect("[")?;
+                    self.expect("order")?;
+                    let order = self.int()? as u32;
+                    self.expect("]")?;
+                    self.expect("of")?;
+                    self.expect("transpose")?;
+                    let name = self.string()?;
+                    self.expect("reading")?;
+                    self.expect("|")?;
+                    let source = self.var()?;
+                    self.expect("|")?;
+                    labels.push(GatherIndex { label, name, index: LabelIndex::Transposed, order, source, span: Span::default() });
+                    continue;
+                }
+                let index = LabelIndex::Arrays(if self.is("(") { self.vars_in("(", ")")? } else { vec![self.var()?] });
                 self.expect("[")?;
                 self.expect("order")?;
                 let order = self.int()? as u32;
@@ -748,14 +767,11 @@ impl Parser {
         })?;
         self.expect("checks")?;
         let checks = self.list("[", "]", |p| {
-            p.expect("|")?;
-            let r = p.var()?;
-            p.expect("|")?;
+            let SizeExpr::Dim(r, d) = p.size()? else {
+                return Err("a call checks a dimension of its result: |%r|.d = size".into());
+            };
             p.expect("=")?;
-            p.expect("|")?;
-            let rep = p.var()?;
-            p.expect("|")?;
-            Ok((r, rep))
+            Ok((r, d, p.size()?))
         })?;
         let span = self.loc()?;
         Ok(Call { cluster, name, func, args, outputs, arrays, checks, span })
@@ -790,9 +806,12 @@ impl Parser {
                 self.bump();
                 let v = self.var()?;
                 self.expect("=")?;
-                let s = self.size()?;
-                sizes.insert(v, s);
-                capacity.insert(v, if self.eat("room") { self.size()? } else { s });
+                let mut shape = vec![self.size()?];
+                while self.eat("x") {
+                    shape.push(self.size()?);
+                }
+                capacity.insert(v, if self.eat("room") { self.size()? } else { shape[0] });
+                sizes.insert(v, shape);
             } else if self.is("check") && matches!(self.peek_at(1), Tok::Ident(s) if s == "room") {
                 self.bump();
                 self.bump();
@@ -804,9 +823,9 @@ impl Parser {
                 self.bump();
                 self.expect("same")?;
                 self.expect("size")?;
-                let mut g = vec![self.var()?];
+                let mut g = vec![self.size()?];
                 while self.eat(",") {
-                    g.push(self.var()?);
+                    g.push(self.size()?);
                 }
                 same_size.push(g);
             } else if self.is("vector") {

@@ -33,6 +33,9 @@ impl P<'_> {
     fn operands(&self, os: &[Operand]) -> String {
         os.iter().map(|o| self.operand(o)).collect::<Vec<_>>().join(", ")
     }
+    fn shape(&self, s: &[SizeExpr]) -> String {
+        s.iter().map(|d| self.size(d)).collect::<Vec<_>>().join(" x ")
+    }
     fn size(&self, s: &SizeExpr) -> String {
         match s {
             SizeExpr::Dim(v, 0) => format!("|{}|", self.var(*v)),
@@ -174,18 +177,22 @@ impl P<'_> {
                 self.line(indent, &text);
             }
             LoopBody::Gather { name, index, source, outs, span } => {
-                let text = format!("{}Gather {:?}: ({}) <- ({})[{}]{}", prefix, name, self.typed_vars(outs), self.vars(source), self.var(*index), self.loc(*span));
+                let text = format!("{}Gather {:?}: ({}) <- ({})[{}]{}", prefix, name, self.typed_vars(outs), self.vars(source), self.vars(index), self.loc(*span));
                 self.line(indent, &text);
             }
-            LoopBody::Scatter { name, dest, src, op, outs, span } => {
+            LoopBody::Transpose { name, source, outs } => {
+                let text = format!("{}Transpose {:?}: ({}) <- ({})", prefix, name, self.typed_vars(outs), self.vars(source));
+                self.line(indent, &text);
+            }
+            LoopBody::Scatter { name, dest, src, dims, op, outs, span } => {
                 let head = format!(
-                    "{}Scatter {:?}: ({}) = copy of ({}); at {} combine ({}){}",
+                    "{}Scatter {:?}: ({}) = copy of ({}); at ({}) combine ({}){}",
                     prefix,
                     name,
                     self.typed_vars(outs),
                     self.vars(dest),
-                    self.var(src[0]),
-                    self.vars(&src[1..]),
+                    self.vars(&src[..*dims]),
+                    self.vars(&src[*dims..]),
                     self.loc(*span)
                 );
                 self.lambda(head, op, indent);
@@ -258,15 +265,20 @@ impl P<'_> {
             self.line(2, &text);
         }
         for gi in &n.labels {
-            let text = format!(
-                "label {} = {}[order {}] of gather {:?}, checked against |{}|{}",
-                gi.label,
-                self.var(gi.index),
-                gi.order,
-                gi.name,
-                self.var(gi.source),
-                self.loc(gi.span)
-            );
+            let text = match &gi.index {
+                LabelIndex::Arrays(ix) => format!(
+                    "label {} = {}[order {}] of gather {:?}, checked against |{}|{}",
+                    gi.label,
+                    if ix.len() == 1 { self.var(ix[0]) } else { format!("({})", self.vars(ix)) },
+                    gi.order,
+                    gi.name,
+                    self.var(gi.source),
+                    self.loc(gi.span)
+                ),
+                LabelIndex::Transposed => {
+                    format!("label {} = transposed[order {}] of transpose {:?} reading |{}|", gi.label, gi.order, gi.name, self.var(gi.source))
+                }
+            };
             self.line(2, &text);
         }
         self.looop(&n.root, 2);
@@ -275,7 +287,7 @@ impl P<'_> {
 
     fn call(&mut self, c: &Call) {
         let lens: Vec<String> = c.arrays.iter().map(|(l, n)| format!("({}) = {}", self.vars(l), self.typed(*n))).collect();
-        let checks: Vec<String> = c.checks.iter().map(|(r, rep)| format!("|{}| = |{}|", self.var(*r), self.var(*rep))).collect();
+        let checks: Vec<String> = c.checks.iter().map(|(r, d, size)| format!("{} = {}", self.size(&SizeExpr::Dim(*r, *d)), self.size(size))).collect();
         let text = format!(
             "call {:?} cluster {}: ({}) = extern {}({}) lengths [{}] checks [{}]{}",
             c.name,
@@ -305,14 +317,14 @@ impl P<'_> {
         self.line(0, &head);
         for (v, s) in &f.sizes {
             let room = match f.capacity.get(v) {
-                Some(c) if c != s => format!(" room {}", self.size(c)),
+                Some(c) if Some(c) != s.first() => format!(" room {}", self.size(c)),
                 _ => String::new(),
             };
-            let text = format!("size {} = {}{}", self.var(*v), self.size(s), room);
+            let text = format!("size {} = {}{}", self.var(*v), self.shape(s), room);
             self.line(1, &text);
         }
         for g in &f.same_size {
-            let text = format!("check same size {}", self.vars(g));
+            let text = format!("check same size {}", g.iter().map(|d| self.size(d)).collect::<Vec<_>>().join(", "));
             self.line(1, &text);
         }
         if let Some(VectorMath::Libmvec) = f.vector_math {

@@ -112,7 +112,7 @@ pub fn block_fallible(f: &Function, b: &Block) -> bool {
 /// Can a leaf fail, or write outside its position, when run for an element
 /// its guard would have skipped?
 fn unsafe_unguarded(f: &Function, l: &LoopBody) -> bool {
-    matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. }) || l.lambda().map(|lam| block_fallible(f, &lam.body)).unwrap_or(false)
+    matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. } | LoopBody::Transpose { .. }) || l.lambda().map(|lam| block_fallible(f, &lam.body)).unwrap_or(false)
 }
 
 struct V<'a> {
@@ -227,8 +227,9 @@ impl V<'_> {
                 return Err(format!("array {} has no size", self.name(*r)));
             }
         }
-        // (A gather's source may also be computed at the gathered position.)
-        if let Some(v) = leaf.memory_reads().iter().find(|v| !self.in_memory.contains(*v) && !(matches!(leaf, LoopBody::Gather { .. }) && elements.contains(*v))) {
+        // (A gather's or a transpose's source may also be computed at the
+        // position it reads.)
+        if let Some(v) = leaf.memory_reads().iter().find(|v| !self.in_memory.contains(*v) && !(matches!(leaf, LoopBody::Gather { .. } | LoopBody::Transpose { .. }) && elements.contains(*v))) {
             return Err(format!("cluster {}: '{}' reads {} at computed positions but it is not in memory", c, name, self.name(*v)));
         }
         if order >= 2 && !self.nest.labels.iter().any(|g| g.label == order) {
@@ -264,7 +265,7 @@ impl V<'_> {
                     // Branch-free compaction writes every element at the
                     // cursor: each stored output needs the room of its input.
                     for (o, r) in outs.iter().zip(reads) {
-                        if self.nest.stored(*o) && f.capacity.get(o) != f.sizes.get(r) && f.capacity.get(o) != f.capacity.get(r) {
+                        if self.nest.stored(*o) && f.capacity.get(o) != f.sizes.get(r).and_then(|s| s.first()) && f.capacity.get(o) != f.capacity.get(r) {
                             return Err(format!("cluster {}: branch-free compaction of '{}' writes every element of {}, but {} has no room for that many", c, name, self.name(*r), self.name(*o)));
                         }
                     }
@@ -296,8 +297,11 @@ impl V<'_> {
 pub fn verify(f: &Function) -> Result<(), String> {
     let mut in_memory: IndexSet<VarId> = f.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
     for g in &f.same_size {
-        if let Some(v) = g.iter().find(|v| !in_memory.contains(*v)) {
-            return Err(format!("check same size names %{}, which is not a parameter", f.var_name(*v)));
+        for d in g {
+            match d {
+                SizeExpr::Dim(v, k) if in_memory.contains(v) && (*k as usize) < f.rank(*v) => {}
+                _ => return Err("check same size names something other than a parameter's dimension".into()),
+            }
         }
     }
     // Results: their room is checked once, after every result's room is
@@ -324,7 +328,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
                     if !f.var(v).ty.is_array() {
                         continue;
                     }
-                    let room = f.capacity.get(&v).or(f.sizes.get(&v));
+                    let room = f.capacity.get(&v).or(f.sizes.get(&v).and_then(|s| s.first()));
                     let need = match room {
                         Some(SizeExpr::Dim(a, _)) | Some(SizeExpr::Scalar(Operand::Var(a))) => Some(*a),
                         _ => None,
@@ -361,7 +365,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
                 let v = V { f, nest: n, in_memory: &in_memory };
                 let elements = v.looop(&n.root, &mut vec![])?;
                 for s in &n.stores {
-                    let produced_here = n.root.body.leaves().iter().any(|l| l.element_outs().contains(&s.array))
+                    let produced_here = n.root.body.leaves().iter().any(|l| l.array_outs().contains(&s.array))
                         || elements.contains(&s.array);
                     if !produced_here {
                         return Err(format!("cluster {} stores %{} which it does not produce", n.cluster, f.var_name(s.array)));
