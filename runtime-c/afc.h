@@ -44,8 +44,12 @@ enum {
     AFC_ERR_NEGATIVE_SIZE = 4,   /* generate/iota of a negative size */
     AFC_ERR_OUTPUT_TOO_SMALL = 5,/* caller-provided output storage too small */
     AFC_ERR_OUT_OF_MEMORY = 6,   /* afc_alloc failed, or an array too large to allocate */
-    AFC_ERR_EXTERN_RESULT = 7    /* an extern fn returned 0 with a result descriptor that is not an array */
+    AFC_ERR_EXTERN_RESULT = 7,   /* an extern fn returned 0 with a result descriptor that is not an array */
+    AFC_ERR_RECURSION = 8        /* recursion deeper than AFC_MAX_RECURSION calls, or than the thread's stack allows */
 };
+
+/* How deep recursive afc functions may call each other on one thread. */
+#define AFC_MAX_RECURSION 10000
 
 /* Threads for parallel loops: 0 = all cores; the default comes from the
  * AFC_NUM_THREADS environment variable. Returns the number used. */
@@ -61,6 +65,12 @@ void afc_free(void *data);
 
 /* Used by compiled code: formats and records a run-time error, returns code. */
 int afc_rt_error(int code, const char *where, int64_t a, int64_t b);
+/* Used by compiled recursive functions, around each call: enter counts one
+ * more call on this thread and returns non-zero when that makes more than
+ * `limit`, or leaves less than 64 KiB of the thread's stack; leave counts it
+ * back (after either answer). */
+int afc_rt_enter(int64_t limit);
+void afc_rt_leave(void);
 /* Statistics of the allocator, for tests: allocations made so far, and
  * allocations not yet released (a leak check compares it before and after). */
 int64_t afc_alloc_count(void);

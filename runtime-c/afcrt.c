@@ -32,6 +32,9 @@ int afc_rt_error(int code, const char *where, int64_t a, int64_t b) {
     case AFC_ERR_OUTPUT_TOO_SMALL:
         snprintf(last_error, sizeof last_error, "%s: room for %lld elements, %lld needed", where, (long long)a, (long long)b);
         break;
+    case AFC_ERR_RECURSION:
+        snprintf(last_error, sizeof last_error, "%s (more than %lld calls deep, or out of stack)", where, (long long)a);
+        break;
     case AFC_ERR_OUT_OF_MEMORY:
         if (b > 0) /* a cross of a x b elements: the count overflows */
             snprintf(last_error, sizeof last_error, "%s (%lld x %lld elements)", where, (long long)a, (long long)b);
@@ -43,6 +46,38 @@ int afc_rt_error(int code, const char *where, int64_t a, int64_t b) {
     }
     return code;
 }
+
+/* ------------------------------------------------------------ recursion
+ *
+ * A recursive afc function calls enter first: it fails once the calls on
+ * this thread exceed the limit, or once the stack left is below a margin,
+ * so deep recursion is an error code, never a stack overflow. The stack's
+ * end is read once per thread. */
+
+#define STACK_MARGIN (64 * 1024)
+
+static _Thread_local int64_t depth;
+static _Thread_local char *stack_floor; /* the lowest address calls may reach */
+
+static void find_stack_floor(void) {
+    pthread_attr_t attr;
+    void *lo = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, &lo, &size);
+        pthread_attr_destroy(&attr);
+    }
+    stack_floor = lo ? (char *)lo + STACK_MARGIN : (char *)1;
+}
+
+int afc_rt_enter(int64_t limit) {
+    char here;
+    depth++;
+    if (!stack_floor) find_stack_floor();
+    return depth > limit || &here < stack_floor;
+}
+
+void afc_rt_leave(void) { depth--; }
 
 /* ------------------------------------------------------------ memory
  *

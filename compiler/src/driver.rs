@@ -146,19 +146,26 @@ fn run(cli: &Cli) -> Result<(), i32> {
     if needs_middle {
         let stages = pipeline::middle(&file, program, &opts).map_err(diag)?;
         for e in emits {
-            for fs in &stages.functions {
-                let f = &fs.labelled;
-                match e {
-                    Emit::Sizes => text_out += &afc_ir::sizes::print(f, &fs.sizes),
-                    Emit::Graph => text_out += &afc_ir::graph::print(f, &fs.graph, &fs.sizes),
-                    Emit::Ilp => match cli.ilp_model {
-                        IlpModel::Edge => text_out += &crate::cluster::ilp::model(f, &fs.graph).lp.to_lp_format(),
-                        IlpModel::Pairs => text_out += &crate::cluster::pairs::model(f, &fs.graph).lp.to_lp_format(),
-                    },
-                    Emit::Clusters => text_out += &afc_ir::cluster::print(f, &fs.clustering),
-                    Emit::FusionTree => text_out += &afc_ir::fusion::print(f, &fs.trees),
-                    Emit::Cost => text_out += &afc_ir::cost::print(f, &fs.graph, &fs.sizes, &fs.clustering),
-                    _ => {}
+            for top in &stages.functions {
+                if *e == Emit::Clusters {
+                    text_out += &top.print_clusters();
+                    continue;
+                }
+                // Each branch of an array-level `if` is a body of its own,
+                // printed after its function as `fn NAME.N.then`.
+                for (_, fs) in top.bodies() {
+                    let f = &fs.labelled;
+                    match e {
+                        Emit::Sizes => text_out += &afc_ir::sizes::print(f, &fs.sizes),
+                        Emit::Graph => text_out += &afc_ir::graph::print(f, &fs.graph, &fs.sizes),
+                        Emit::Ilp => match cli.ilp_model {
+                            IlpModel::Edge => text_out += &crate::cluster::ilp::model(f, &fs.graph).lp.to_lp_format(),
+                            IlpModel::Pairs => text_out += &crate::cluster::pairs::model(f, &fs.graph).lp.to_lp_format(),
+                        },
+                        Emit::FusionTree => text_out += &afc_ir::fusion::print(f, &fs.trees),
+                        Emit::Cost => text_out += &afc_ir::cost::print(f, &fs.graph, &fs.sizes, &fs.clustering),
+                        _ => {}
+                    }
                 }
             }
         }
@@ -354,7 +361,17 @@ fn interpret(program: &afc_ir::labelled::Program, name: &str, args: &[String]) -
             }
         });
     }
-    match interp::run(f, &vals) {
+    // Recursion as deep as compiled code allows needs more stack than a
+    // main thread has: the interpreter runs on a thread of its own.
+    let result = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(4 << 30)
+            .spawn_scoped(s, || interp::run(program, f, &vals))
+            .expect("afc: cannot start the interpreter's thread")
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    });
+    match result {
         Ok(rs) => {
             for (r, l) in rs.iter().zip(&f.results) {
                 println!("{}", format_value(&l.c_name, r));

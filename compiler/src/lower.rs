@@ -1,58 +1,48 @@
 //! Lowers a clustered function to the loop IR: each cluster's fusion tree
 //! becomes one `For` nest (Vertical → Before, Diagonal → Before',
-//! Horizontal → Besides), scalar statements are placed between nests as
+//! Horizontal → Besides, Loop → an inner For), an extern or recursive call
+//! a call step, an array-level `if` a branch step whose branches are
+//! lowered the same way; scalar statements are placed between nests as
 //! early as their inputs allow, and `length` becomes the size it names.
 
-use afc_ir::cluster::Clustering;
-use afc_ir::diag::SourceFile;
-use afc_ir::fusion::FusionTree;
-use afc_ir::graph::DepGraph;
+use crate::pipeline::FunctionStages;
 use afc_ir::combinator::Lowered;
+use afc_ir::diag::{SourceFile, Span};
+use afc_ir::fusion::FusionTree;
 use afc_ir::labelled::*;
 use afc_ir::loops::{self, Body, Loop, LoopBody, LoopNest, SizeExpr, StateOwner, Step, Store, StoreMode};
-use afc_ir::sizes::{SizeOrigin, Sizes};
+use afc_ir::sizes::{SizeId, SizeOrigin};
 use indexmap::IndexMap;
 use std::collections::HashSet;
 
-pub fn lower(
-    file: &SourceFile,
-    f: &Function,
-    sizes: &Sizes,
-    g: &DepGraph,
-    c: &Clustering,
-    trees: &[FusionTree],
-) -> loops::Function {
-    let manifest = c.manifest(f, g);
+pub fn lower(file: &SourceFile, stages: &FunctionStages) -> loops::Function {
+    let f = &stages.labelled;
+    let sizes = &stages.sizes;
     // A flexible size is read from a parameter if the class has one, else
-    // from the array of the extern call that returns first.
-    let call_rank: IndexMap<VarId, usize> = c
-        .clusters
-        .iter()
-        .enumerate()
-        .flat_map(|(k, ms)| ms.iter().flat_map(move |m| f.node(*m).outputs().iter().map(move |o| (*o, k))))
-        .filter(|(o, _)| sizes.returned.contains(o))
-        .collect();
+    // from the array returned first (by a call or an `if`) in execution
+    // order, which is defined wherever the class is used.
+    let mut returned_rank: IndexMap<VarId, usize> = IndexMap::new();
+    rank_returns(stages, &mut returned_rank);
     let representative = |ps: &[(VarId, u8)]| -> (VarId, u8) {
-        ps.iter().copied().find(|(p, _)| !sizes.returned.contains(p)).unwrap_or_else(|| *ps.iter().min_by_key(|(p, _)| call_rank[p]).unwrap())
+        ps.iter().copied().find(|(p, _)| !sizes.returned.contains(p)).unwrap_or_else(|| *ps.iter().min_by_key(|(p, _)| returned_rank.get(p).copied().unwrap_or(usize::MAX)).unwrap())
     };
-    let size_of_class = |id: afc_ir::sizes::SizeId| match &sizes.classes[id.0 as usize] {
+    let size_of_class = |id: SizeId| match &sizes.classes[id.0 as usize] {
         SizeOrigin::Params(ps) => {
             let (v, d) = representative(ps);
             SizeExpr::Dim(v, d)
         }
         SizeOrigin::Scalar(o) => SizeExpr::Scalar(*o),
-        SizeOrigin::Unknown => unreachable!("only an extern call iterates ⊥, and no array has that size"),
+        SizeOrigin::Unknown => unreachable!("only a barrier iterates ⊥, and no array has that size"),
     };
+    let classes: Vec<Option<SizeExpr>> = (0..sizes.classes.len()).map(|c| (!matches!(sizes.classes[c], SizeOrigin::Unknown)).then(|| size_of_class(SizeId(c as u32)))).collect();
     let mut array_sizes: IndexMap<VarId, Vec<SizeExpr>> = IndexMap::new();
     let mut capacity: IndexMap<VarId, SizeExpr> = IndexMap::new();
     for (v, shape) in &sizes.of_array {
-        array_sizes.insert(*v, shape.iter().map(|d| size_of_class(*d)).collect());
-        // A filtered array needs the room of what was filtered.
-        let mut root = shape[0];
-        while let Some(p) = sizes.parent(root) {
-            root = p;
-        }
-        capacity.insert(*v, size_of_class(root));
+        array_sizes.insert(*v, shape.iter().map(|d| classes[d.0 as usize].unwrap()).collect());
+        // A filtered array needs the room of what was filtered. (Filters in
+        // branches are in their branch's sizes.)
+        let root = filtered_root(stages, shape[0]);
+        capacity.insert(*v, classes[root.0 as usize].unwrap());
     }
     let same_size: Vec<Vec<SizeExpr>> = sizes
         .classes
@@ -65,117 +55,237 @@ pub fn lower(
         })
         .filter(|ps: &Vec<SizeExpr>| ps.len() > 1)
         .collect();
-    let rewrite = |b: &Block| rewrite_lengths(b, &array_sizes);
+    // Dimensions a barrier returns at a size of its own (an `if`'s only
+    // where its branches disagree).
+    let returned_dims: HashSet<(VarId, u8)> = sizes
+        .classes
+        .iter()
+        .filter_map(|c| if let SizeOrigin::Params(ps) = c { Some(ps) } else { None })
+        .flatten()
+        .filter(|(p, _)| sizes.returned.contains(p))
+        .copied()
+        .collect();
+    let mut cx = Cx { file, vars: f.vars.clone(), locations: IndexMap::new(), array_sizes, classes, returned_dims };
+    cx.locations.insert(f.span, file.location(f.span));
+    let available: HashSet<VarId> = f.param_vars().into_iter().collect();
+    let steps = cx.body(stages, available);
+    loops::Function {
+        name: f.name.clone(),
+        exported: f.exported,
+        recursive: f.recursive,
+        params: f.params.clone(),
+        results: f.results.clone(),
+        vars: cx.vars,
+        steps,
+        sizes: cx.array_sizes,
+        capacity,
+        same_size,
+        vector_math: None,
+        staged: vec![],
+        locations: cx.locations,
+        span: f.span,
+    }
+}
 
-    let mut vars = f.vars.clone();
-    let mut locations = IndexMap::new();
-    locations.insert(f.span, file.location(f.span));
-    for n in f.node_ids() {
-        let node = f.node(n);
-        locations.insert(node.span, file.location(node.span));
-        loops::collect_locations(file, &node.lambda().body, &mut locations);
+/// Numbers the arrays barriers return in execution order: a call's when it
+/// runs, an `if`'s after everything its branches return.
+fn rank_returns(stages: &FunctionStages, out: &mut IndexMap<VarId, usize>) {
+    let f = &stages.labelled;
+    for members in &stages.clustering.clusters {
+        let n = members[0];
+        if let Some(bodies) = stages.branches.get(&n) {
+            for b in bodies {
+                rank_returns(b, out);
+            }
+        }
+        if f.node(n).is_barrier() {
+            for o in f.node(n).outputs() {
+                let k = out.len();
+                out.entry(*o).or_insert(k);
+            }
+        }
+    }
+}
+
+/// The root of a size's transducer tree, through the filters of the
+/// function and of its branches.
+fn filtered_root(stages: &FunctionStages, s: SizeId) -> SizeId {
+    let mut s = s;
+    loop {
+        match find_filter(stages, s) {
+            Some(parent) => s = parent,
+            None => return s,
+        }
+    }
+}
+
+fn find_filter(stages: &FunctionStages, s: SizeId) -> Option<SizeId> {
+    if let Some(p) = stages.sizes.parent(s) {
+        return Some(p);
+    }
+    stages.branches.values().flatten().find_map(|b| find_filter(b, s))
+}
+
+struct Cx<'a> {
+    file: &'a SourceFile,
+    vars: Vec<VarInfo>,
+    locations: IndexMap<Span, String>,
+    array_sizes: IndexMap<VarId, Vec<SizeExpr>>,
+    /// Each size class's run-time value (none for ⊥).
+    classes: Vec<Option<SizeExpr>>,
+    returned_dims: HashSet<(VarId, u8)>,
+}
+
+struct BodyCx<'a> {
+    leaf: &'a dyn Fn(NodeId) -> (LoopBody, u32),
+    new_loop: &'a mut dyn FnMut(SizeId) -> (VarId, SizeExpr),
+}
+
+impl Cx<'_> {
+    fn size(&self, c: SizeId) -> SizeExpr {
+        self.classes[c.0 as usize].expect("a loop's extent is a size of arrays")
     }
 
-    let leaf = |n: NodeId| -> LoopBody {
-        let node = f.node(n);
-        let lam = |l: &Lambda| Lambda { params: l.params.clone(), body: rewrite(&l.body), captures: l.captures.clone() };
-        match node.comb().lower(&node.name, node.span, &lam) {
-            Lowered::Body(b) => b,
-            Lowered::Call { .. } => unreachable!("a barrier is a step of its own"),
-        }
-    };
-    let orders = afc_ir::cluster::orders(f, g, c).expect("clusterings are checked before lowering");
-    let leaf_order = |n: NodeId| -> (LoopBody, u32) { (leaf(n), orders[n.0 as usize]) };
-    /// The body of loop `current` for tree `t`; `owner` owns the state
-    /// of the stateful leaves directly in it (the loop around `current`:
-    /// a row-wise fold's accumulator is set for each row), `None` at the
-    /// nest's root.
-    fn body(t: &FusionTree, cx: &mut BodyCx, current: VarId, owner: StateOwner) -> Body {
-        match t {
-            FusionTree::Leaf(n) => {
-                let (mut l, o) = (cx.leaf)(*n);
-                if let Some(s) = l.state_mut() {
-                    *s = owner;
+    fn new_index(&mut self, name: &str, span: Span) -> VarId {
+        self.vars.push(VarInfo { name: name.into(), ty: VarTy::Scalar(afc_ir::types::Prim::I64), span });
+        VarId(self.vars.len() as u32 - 1)
+    }
+
+    /// Each result of a barrier whose size something else fixes is checked
+    /// once it returns: `(result, dimension, size)`.
+    fn checks(&self, results: &[VarId]) -> Vec<(VarId, u8, SizeExpr)> {
+        let mut out = vec![];
+        for r in results {
+            for (d, size) in self.array_sizes.get(r).into_iter().flatten().enumerate() {
+                let own = self.returned_dims.contains(&(*r, d as u8));
+                if own && matches!(size, SizeExpr::Dim(rep, rd) if (*rep, *rd as usize) != (*r, d)) {
+                    out.push((*r, d as u8, *size));
                 }
-                Body::Leaf(l, o)
             }
-            FusionTree::Loop { size, body: inner } => {
-                let (index, extent) = (cx.new_loop)(*size);
-                let b = body(inner, cx, index, Some(current));
-                Body::For(Box::new(Loop::new(index, extent, b)))
-            }
-            // A filter fused with its consumers guards them.
-            FusionTree::Vertical { via, first, then } | FusionTree::Diagonal { via, first, then }
-                if matches!(**first, FusionTree::Leaf(n) if matches!((cx.leaf)(n).0, LoopBody::Filter { .. })) =>
-            {
-                Body::When { temps: via.clone(), filter: Box::new(body(first, cx, current, owner)), then: Box::new(body(then, cx, current, owner)) }
-            }
-            FusionTree::Vertical { via, first, then } => {
-                Body::Before { temps: via.clone(), first: Box::new(body(first, cx, current, owner)), then: Box::new(body(then, cx, current, owner)) }
-            }
-            FusionTree::Diagonal { via, first, then } => {
-                Body::BeforeKeep { temps: via.clone(), first: Box::new(body(first, cx, current, owner)), then: Box::new(body(then, cx, current, owner)) }
-            }
-            FusionTree::Horizontal(a, b) => Body::Besides(Box::new(body(a, cx, current, owner)), Box::new(body(b, cx, current, owner))),
         }
+        out
     }
 
-    // Top-level statements, in source order, waiting for their inputs.
-    let mut pending: Vec<Stmt> = vec![];
-    for it in &f.items {
-        if let Item::Stmt(s) = it {
-            loops::collect_stmt_location(file, s, &mut locations);
-            let b = rewrite(&Block { stmts: vec![s.clone()], results: vec![] });
-            pending.extend(b.stmts);
+    /// The steps of a function or branch; `available` holds what is
+    /// defined before it.
+    fn body(&mut self, st: &FunctionStages, mut available: HashSet<VarId>) -> Vec<Step> {
+        let (f, g, c) = (&st.labelled, &st.graph, &st.clustering);
+        let manifest = c.manifest(f, g);
+        for n in f.node_ids() {
+            let node = f.node(n);
+            self.locations.insert(node.span, self.file.location(node.span));
+            loops::collect_locations(self.file, &node.lambda().body, &mut self.locations);
         }
-    }
-    let mut available: HashSet<VarId> = f.param_vars().into_iter().collect();
-    let mut steps = vec![];
-    let flush = |pending: &mut Vec<Stmt>, available: &mut HashSet<VarId>, steps: &mut Vec<Step>| loop {
-        let pos = pending.iter().position(|s| stmt_uses(s).iter().all(|v| available.contains(v)));
-        match pos {
-            Some(i) => {
-                let s = pending.remove(i);
-                available.extend(stmt_defs(&s));
-                steps.push(Step::Stmt(s));
+        let array_sizes = self.array_sizes.clone();
+        let rewrite = |b: &Block| rewrite_lengths(b, &array_sizes);
+        let leaf = |n: NodeId| -> LoopBody {
+            let node = f.node(n);
+            let lam = |l: &Lambda| Lambda { params: l.params.clone(), body: rewrite(&l.body), captures: l.captures.clone() };
+            match node.comb().lower(&node.name, node.span, &lam) {
+                Lowered::Body(b) => b,
+                Lowered::Call { .. } | Lowered::Branch => unreachable!("a barrier is a step of its own"),
             }
-            None => break,
-        }
-    };
-    flush(&mut pending, &mut available, &mut steps);
-    for (k, (members, t)) in c.clusters.iter().zip(trees).enumerate() {
-        let first = members[0];
-        let lowered = f.node(first).comb().lower(&f.node(first).name, f.node(first).span, &|l: &Lambda| l.clone());
-        if let Lowered::Call { func, args, outputs, arrays } = &lowered {
-            let node = f.node(first);
-            assert_eq!(members.len(), 1, "an extern call fuses with nothing");
-            let (args, outputs, arrays) = (args.clone(), outputs.clone(), arrays.clone());
-            // Each array it returns must have its class's size, if another
-            // array (a parameter, an earlier call's result) fixes it.
-            let checks = arrays
-                .iter()
-                .flat_map(|(leaves, _)| {
-                    let r = leaves[0];
-                    array_sizes[&r].iter().enumerate().filter_map(move |(d, size)| match size {
-                        SizeExpr::Dim(rep, rd) if (*rep, *rd as usize) != (r, d) => Some((r, d as u8, *size)),
-                        _ => None,
-                    })
-                })
-                .collect();
-            steps.push(Step::Call(loops::Call { cluster: k, name: node.name.clone(), func: func.clone(), args, outputs, arrays, checks, span: node.span }));
-            available.extend(node.defines());
-            flush(&mut pending, &mut available, &mut steps);
-            continue;
-        }
-        let index = VarId(vars.len() as u32);
-        vars.push(VarInfo { name: "i".into(), ty: VarTy::Scalar(afc_ir::types::Prim::I64), span: f.node(first).span });
-        let span0 = f.node(first).span;
-        let mut new_loop = |size: afc_ir::sizes::SizeId| -> (VarId, SizeExpr) {
-            let v = VarId(vars.len() as u32);
-            vars.push(VarInfo { name: "j".into(), ty: VarTy::Scalar(afc_ir::types::Prim::I64), span: span0 });
-            (v, size_of_class(size))
         };
-        let mut b = body(t, &mut BodyCx { leaf: &leaf_order, new_loop: &mut new_loop }, index, None);
+        let orders = afc_ir::cluster::orders(f, g, c).expect("clusterings are checked before lowering");
+        let leaf_order = |n: NodeId| -> (LoopBody, u32) { (leaf(n), orders[n.0 as usize]) };
+
+        // Top-level statements, in source order, waiting for their inputs.
+        let mut pending: Vec<Stmt> = vec![];
+        for it in &f.items {
+            if let Item::Stmt(s) = it {
+                loops::collect_stmt_location(self.file, s, &mut self.locations);
+                let b = rewrite(&Block { stmts: vec![s.clone()], results: vec![] });
+                pending.extend(b.stmts);
+            }
+        }
+        let mut steps = vec![];
+        let flush = |pending: &mut Vec<Stmt>, available: &mut HashSet<VarId>, steps: &mut Vec<Step>| loop {
+            let pos = pending.iter().position(|s| stmt_uses(s).iter().all(|v| available.contains(v)));
+            match pos {
+                Some(i) => {
+                    let s = pending.remove(i);
+                    available.extend(stmt_defs(&s));
+                    steps.push(Step::Stmt(s));
+                }
+                None => break,
+            }
+        };
+        flush(&mut pending, &mut available, &mut steps);
+        for (k, (members, t)) in c.clusters.iter().zip(&st.trees).enumerate() {
+            let first = members[0];
+            let node = f.node(first);
+            match node.comb().lower(&node.name, node.span, &|l: &Lambda| l.clone()) {
+                Lowered::Call { func, callee, args, outputs, arrays } => {
+                    assert_eq!(members.len(), 1, "a call fuses with nothing");
+                    // Each array it returns must have its class's size, if
+                    // another array (a parameter, an earlier call's result) fixes it.
+                    let firsts: Vec<VarId> = arrays.iter().map(|(l, _)| l[0]).collect();
+                    let checks = self.checks(&firsts);
+                    steps.push(Step::Call(loops::Call { cluster: k, name: node.name.clone(), func, callee, args, outputs, arrays, checks, span: node.span }));
+                }
+                Lowered::Branch => {
+                    let NodeKind::If(i) = &node.kind else { unreachable!("only an `if` lowers to a branch") };
+                    let bodies = &st.branches[&first];
+                    let then = self.body(&bodies[0], available.clone());
+                    let els = self.body(&bodies[1], available.clone());
+                    let results = |b: &Function| b.results.iter().map(|l| l.value).collect::<Vec<_>>();
+                    let then_results = rewrite(&Block { stmts: vec![], results: results(&i.then) }).results;
+                    let els_results = rewrite(&Block { stmts: vec![], results: results(&i.els) }).results;
+                    let checks = self.checks(&i.outputs);
+                    steps.push(Step::If(loops::Branch {
+                        cluster: k,
+                        name: node.name.clone(),
+                        cond: i.cond,
+                        then,
+                        then_results,
+                        els,
+                        els_results,
+                        outputs: i.outputs.clone(),
+                        checks,
+                        span: node.span,
+                    }));
+                }
+                Lowered::Body(_) => {
+                    let nest = self.nest(st, k, members, t, &leaf_order, &orders, &manifest, &available);
+                    steps.push(Step::Loop(nest));
+                }
+            }
+            for n in members {
+                available.extend(f.node(*n).defines());
+            }
+            flush(&mut pending, &mut available, &mut steps);
+        }
+        assert!(pending.is_empty(), "lowering: statements left unscheduled in fn {}", f.name);
+        steps
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn nest(
+        &mut self,
+        st: &FunctionStages,
+        k: usize,
+        members: &[NodeId],
+        t: &FusionTree,
+        leaf_order: &dyn Fn(NodeId) -> (LoopBody, u32),
+        orders: &[u32],
+        manifest: &indexmap::IndexSet<VarId>,
+        available: &HashSet<VarId>,
+    ) -> LoopNest {
+        let (f, g, sizes) = (&st.labelled, &st.graph, &st.sizes);
+        let first = members[0];
+        let span0 = f.node(first).span;
+        let index = self.new_index("i", span0);
+        let mut b = {
+            let classes = self.classes.clone();
+            let mut vars = std::mem::take(&mut self.vars);
+            let mut new_loop = |size: SizeId| -> (VarId, SizeExpr) {
+                vars.push(VarInfo { name: "j".into(), ty: VarTy::Scalar(afc_ir::types::Prim::I64), span: span0 });
+                (VarId(vars.len() as u32 - 1), classes[size.0 as usize].expect("a loop's extent is a size of arrays"))
+            };
+            let b = body(t, &mut BodyCx { leaf: leaf_order, new_loop: &mut new_loop }, index, None);
+            self.vars = vars;
+            b
+        };
         let mut stores = vec![];
         for l in b.leaves() {
             for o in l.array_outs() {
@@ -193,7 +303,7 @@ pub fn lower(
             .map(|n| sizes.node_shape(*n))
             .min_by_key(|s| (sizes.depth(s[0]), s[0].0))
             .unwrap_or(&g.iteration[first.0 as usize]);
-        let extent = size_of_class(root[0]);
+        let extent = self.size(root[0]);
         let mut labels = vec![];
         for m in members {
             let c = f.node(*m).comb();
@@ -209,19 +319,14 @@ pub fn lower(
             }
         }
         // The span of the node whose size this is, for a negative-size error.
-        let span = members
-            .iter()
-            .find(|n| !f.node(**n).comb().size_args().is_empty())
-            .map(|n| f.node(*n).span)
-            .unwrap_or(f.node(first).span);
+        let span = members.iter().find(|n| !f.node(**n).comb().size_args().is_empty()).map(|n| f.node(*n).span).unwrap_or(span0);
         // A cross run in order (not at a gather's indices) is the root of
         // its nest, which is two loops: over its first argument, and inside
         // that over its second; every member runs in the inner one.
         let split = members.iter().filter(|m| orders[m.0 as usize] <= 1).find_map(|m| f.node(*m).comb().nested_over());
         let root = match split {
             Some((a, bb)) => {
-                let inner = VarId(vars.len() as u32);
-                vars.push(VarInfo { name: "j".into(), ty: VarTy::Scalar(afc_ir::types::Prim::I64), span: f.node(first).span });
+                let inner = self.new_index("j", span0);
                 b.visit_mut(&mut |x| {
                     if let Body::Leaf(LoopBody::Cross { at, .. }, o) = x {
                         if *o <= 1 {
@@ -229,7 +334,7 @@ pub fn lower(
                         }
                     }
                 });
-                let size = |v: VarId| array_sizes.get(&v).map(|s| s[0]).unwrap_or(SizeExpr::Dim(v, 0));
+                let size = |v: VarId| self.array_sizes.get(&v).map(|s| s[0]).unwrap_or(SizeExpr::Dim(v, 0));
                 Loop::new(index, size(a), Body::For(Box::new(Loop::new(inner, size(bb), b))))
             }
             None => Loop::new(index, extent, b),
@@ -239,7 +344,7 @@ pub fn lower(
         // generates run at a gather's indices too, even where no iteration
         // would reach them. (A size not known before the nest is a
         // filter's count made in it: never negative.)
-        let mut checks: Vec<(Operand, afc_ir::diag::Span)> = vec![];
+        let mut checks: Vec<(Operand, Span)> = vec![];
         for m in members {
             for size in f.node(*m).comb().size_args() {
                 let known = match size {
@@ -252,32 +357,41 @@ pub fn lower(
                 }
             }
         }
-        steps.push(Step::Loop(LoopNest { cluster: k, root, stores, span, labels, checks, streaming_from: None }));
-        for n in members {
-            available.extend(f.node(*n).defines());
-        }
-        flush(&mut pending, &mut available, &mut steps);
-    }
-    assert!(pending.is_empty(), "lowering: statements left unscheduled in fn {}", f.name);
-    loops::Function {
-        name: f.name.clone(),
-        params: f.params.clone(),
-        results: f.results.clone(),
-        vars,
-        steps,
-        sizes: array_sizes,
-        capacity,
-        same_size,
-        vector_math: None,
-        staged: vec![],
-        locations,
-        span: f.span,
+        LoopNest { cluster: k, root, stores, span, labels, checks, streaming_from: None }
     }
 }
 
-struct BodyCx<'a> {
-    leaf: &'a dyn Fn(NodeId) -> (LoopBody, u32),
-    new_loop: &'a mut dyn FnMut(afc_ir::sizes::SizeId) -> (VarId, SizeExpr),
+/// The body of loop `current` for tree `t`; `owner` owns the state of the
+/// stateful leaves directly in it (the loop around `current`: a row-wise
+/// fold's accumulator is set for each row), `None` at the nest's root.
+fn body(t: &FusionTree, cx: &mut BodyCx, current: VarId, owner: StateOwner) -> Body {
+    match t {
+        FusionTree::Leaf(n) => {
+            let (mut l, o) = (cx.leaf)(*n);
+            if let Some(s) = l.state_mut() {
+                *s = owner;
+            }
+            Body::Leaf(l, o)
+        }
+        FusionTree::Loop { size, body: inner } => {
+            let (index, extent) = (cx.new_loop)(*size);
+            let b = body(inner, cx, index, Some(current));
+            Body::For(Box::new(Loop::new(index, extent, b)))
+        }
+        // A filter fused with its consumers guards them.
+        FusionTree::Vertical { via, first, then } | FusionTree::Diagonal { via, first, then }
+            if matches!(**first, FusionTree::Leaf(n) if matches!((cx.leaf)(n).0, LoopBody::Filter { .. })) =>
+        {
+            Body::When { temps: via.clone(), filter: Box::new(body(first, cx, current, owner)), then: Box::new(body(then, cx, current, owner)) }
+        }
+        FusionTree::Vertical { via, first, then } => {
+            Body::Before { temps: via.clone(), first: Box::new(body(first, cx, current, owner)), then: Box::new(body(then, cx, current, owner)) }
+        }
+        FusionTree::Diagonal { via, first, then } => {
+            Body::BeforeKeep { temps: via.clone(), first: Box::new(body(first, cx, current, owner)), then: Box::new(body(then, cx, current, owner)) }
+        }
+        FusionTree::Horizontal(a, b) => Body::Besides(Box::new(body(a, cx, current, owner)), Box::new(body(b, cx, current, owner))),
+    }
 }
 
 /// Replaces `length(a)` and `shape(a)`'s components by the sizes size
@@ -307,4 +421,3 @@ fn rewrite_lengths(b: &Block, sizes: &IndexMap<VarId, Vec<SizeExpr>>) -> Block {
         .collect();
     Block { stmts, results: b.results.clone() }
 }
-

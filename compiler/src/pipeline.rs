@@ -26,13 +26,16 @@ pub struct Options {
     pub time_passes: bool,
 }
 
-/// Everything the middle end computed for one function.
+/// Everything the middle end computed for one function, or for one branch
+/// of an array-level `if` (clustered on its own, LANGUAGE.md).
 pub struct FunctionStages {
     pub labelled: Function,
     pub sizes: Sizes,
     pub graph: DepGraph,
     pub clustering: Clustering,
     pub trees: Vec<FusionTree>,
+    /// The stages of each `if`'s branches (then, else).
+    pub branches: indexmap::IndexMap<labelled::NodeId, Vec<FunctionStages>>,
 }
 
 pub struct Stages {
@@ -58,6 +61,46 @@ impl Timer {
             eprintln!("afc: pass {:<12} {:>9.3} ms", name, t.elapsed().as_secs_f64() * 1e3);
         }
         r
+    }
+}
+
+impl FunctionStages {
+    /// This body and every branch inside it, depth first, with the prefix
+    /// its clusters are numbered by (`2.then.` for the then branch of the
+    /// `if` that is cluster 2).
+    pub fn bodies(&self) -> Vec<(String, &FunctionStages)> {
+        fn walk<'a>(fs: &'a FunctionStages, prefix: String, out: &mut Vec<(String, &'a FunctionStages)>) {
+            out.push((prefix.clone(), fs));
+            let of = fs.clustering.cluster_of();
+            for (n, bs) in &fs.branches {
+                for (b, what) in bs.iter().zip(["then", "else"]) {
+                    walk(b, format!("{}{}.{}.", prefix, of[n], what), out);
+                }
+            }
+        }
+        let mut out = vec![];
+        walk(self, String::new(), &mut out);
+        out
+    }
+
+    /// `--emit=clusters` (LANGUAGE.md): the function's clusters, each
+    /// array-level `if` followed by its branches' as `cluster N.then.K: …`.
+    pub fn print_clusters(&self) -> String {
+        fn walk(fs: &FunctionStages, prefix: &str, out: &mut String) {
+            let f = &fs.labelled;
+            for (i, members) in fs.clustering.clusters.iter().enumerate() {
+                let names: Vec<&str> = members.iter().map(|n| f.node(*n).name.as_str()).collect();
+                out.push_str(&format!("cluster {}{}: {}\n", prefix, i, names.join(" ")));
+                if let Some(bs) = fs.branches.get(&members[0]) {
+                    for (b, what) in bs.iter().zip(["then", "else"]) {
+                        walk(b, &format!("{}{}.{}.", prefix, i, what), out);
+                    }
+                }
+            }
+        }
+        let mut out = format!("fn {}\n", self.labelled.name);
+        walk(self, "", &mut out);
+        out
     }
 }
 
@@ -95,8 +138,8 @@ pub fn middle(file: &SourceFile, program: Program, opts: &Options) -> Result<Sta
     let mut diags: Vec<Diagnostic> = vec![];
     // Non-exported functions first: a size error inside one is reported
     // with its own names, once, not again where it is inlined.
-    let mut order: Vec<&Function> = program.functions.iter().filter(|f| !f.exported).collect();
-    order.extend(program.functions.iter().filter(|f| f.exported));
+    let mut order: Vec<&Function> = program.functions.iter().filter(|f| !f.compiled()).collect();
+    order.extend(program.functions.iter().filter(|f| f.compiled()));
     for f in order {
         let sizes = match t.time("sizes", || crate::sizes::infer(f)) {
             Ok(s) => s,
@@ -112,50 +155,20 @@ pub fn middle(file: &SourceFile, program: Program, opts: &Options) -> Result<Sta
                 ice("sizes", &e, &afc_ir::sizes::print(f, &sizes));
             }
         }
-        if !f.exported {
+        if !f.compiled() {
             continue;
         }
-        let graph = t.time("graph", || crate::graph::build(f, &sizes));
-        if opts.verify {
-            if let Err(e) = afc_ir::graph::verify(f, &graph) {
-                ice("graph", &e, &afc_ir::graph::print(f, &graph, &sizes));
-            }
-        }
-        let clustering = t.time("cluster", || cluster::cluster(f, &graph, &opts.cluster));
-        if opts.verbose {
-            eprintln!("afc: fn {}: {} nodes, {} clusters ({})", f.name, graph.len(), clustering.clusters.len(), clustering.how);
-        }
-        if opts.verify {
-            if let Err(e) = afc_ir::cluster::verify(f, &graph, &clustering) {
-                ice("cluster", &e, &afc_ir::cluster::print(f, &clustering));
-            }
-        }
-        let trees = t.time("fusion-tree", || crate::fusion::trees(f, &graph, &clustering));
-        if opts.verify {
-            for (members, tree) in clustering.clusters.iter().zip(&trees) {
-                let mut a = members.clone();
-                let mut b = tree.leaves();
-                a.sort();
-                b.sort();
-                if a != b {
-                    ice("fusion-tree", "a tree's leaves are not its cluster", &afc_ir::fusion::print(f, &trees));
-                }
-            }
-        }
-        let mut lf = t.time("loop-ir", || crate::lower::lower(file, f, &sizes, &graph, &clustering, &trees));
+        let stages = body_stages(f, sizes, opts, &t);
+        let mut lf = t.time("loop-ir", || crate::lower::lower(file, &stages));
         t.time("strategy", || crate::strategy::choose(&mut lf, &opts.strategy));
         if opts.verify {
             if let Err(e) = loops::verify(&lf) {
                 ice("strategy", &e, &loops::print(&loops::Program { functions: vec![lf] }));
             }
             round_trip(&lf);
-            let calls = lf.steps.iter().filter(|s| matches!(s, loops::Step::Call(_))).count();
-            if lf.nests().count() + calls != clustering.clusters.len() {
-                ice("loop-ir", "not one loop nest (or extern call) per cluster", "");
-            }
         }
         loop_fns.push(lf);
-        functions.push(FunctionStages { labelled: f.clone(), sizes, graph, clustering, trees });
+        functions.push(stages);
     }
     diags.sort_by_key(|d| d.span.start);
     if !diags.is_empty() {
@@ -163,3 +176,57 @@ pub fn middle(file: &SourceFile, program: Program, opts: &Options) -> Result<Sta
     }
     Ok(Stages { program, functions, loops: loops::Program { functions: loop_fns } })
 }
+
+/// The graph, clustering and fusion trees of a function or branch, and of
+/// the branches inside it.
+fn body_stages(f: &Function, mut sizes: Sizes, opts: &Options, t: &Timer) -> FunctionStages {
+    let graph = t.time("graph", || crate::graph::build(f, &sizes));
+    if opts.verify {
+        if let Err(e) = afc_ir::graph::verify(f, &graph) {
+            ice("graph", &e, &afc_ir::graph::print(f, &graph, &sizes));
+        }
+    }
+    let clustering = t.time("cluster", || cluster::cluster(f, &graph, &opts.cluster));
+    if opts.verbose {
+        eprintln!("afc: fn {}: {} nodes, {} clusters ({})", f.name, graph.len(), clustering.clusters.len(), clustering.how);
+    }
+    if opts.verify {
+        if let Err(e) = afc_ir::cluster::verify(f, &graph, &clustering) {
+            ice("cluster", &e, &afc_ir::cluster::print(f, &clustering));
+        }
+    }
+    let trees = t.time("fusion-tree", || crate::fusion::trees(f, &graph, &clustering));
+    if opts.verify {
+        for (members, tree) in clustering.clusters.iter().zip(&trees) {
+            let mut a = members.clone();
+            let mut b = tree.leaves();
+            a.sort();
+            b.sort();
+            if a != b {
+                ice("fusion-tree", "a tree's leaves are not its cluster", &afc_ir::fusion::print(f, &trees));
+            }
+        }
+    }
+    // Each branch is named by its place: `f.2.then` is the then branch of
+    // the `if` that is cluster 2 of `f`.
+    let mut branches = indexmap::IndexMap::new();
+    let cluster_of = clustering.cluster_of();
+    for (n, bodies) in std::mem::take(&mut sizes.bodies) {
+        let stages = f
+            .node(n)
+            .comb()
+            .bodies()
+            .into_iter()
+            .zip(bodies)
+            .zip(["then", "else"])
+            .map(|((b, s), what)| {
+                let mut b = b.clone();
+                b.name = format!("{}.{}.{}", f.name, cluster_of[&n], what);
+                body_stages(&b, s, opts, t)
+            })
+            .collect();
+        branches.insert(n, stages);
+    }
+    FunctionStages { labelled: f.clone(), sizes, graph, clustering, trees, branches }
+}
+

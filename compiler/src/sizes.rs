@@ -44,14 +44,14 @@ struct Solver<'a> {
     /// Each array's first dimension's element in the union-find.
     index: HashMap<VarId, usize>,
     /// What made each rigid size (by its scalar), for diagnostics.
-    rigid_cause: Vec<(Operand, Rigid, NodeId)>,
+    rigid_cause: Vec<(Operand, Rigid, String)>,
     /// Arrays extern calls return, with the extern's name.
     returned_by: IndexMap<VarId, String>,
     /// Scalars bound to `length(a)` (or a component of `shape(a)`) name
     /// that dimension of a's size.
     length_of: HashMap<VarId, (VarId, usize)>,
-    /// The node whose rules are being applied, and its span.
-    node: NodeId,
+    /// The name of the node whose rules are being applied, and its span.
+    node: String,
     span: Span,
 }
 
@@ -60,8 +60,8 @@ impl Solver<'_> {
         let f = self.f;
         match ks.iter().find(|k| matches!(k, Key::Rigid(_))) {
             Some(Key::Rigid(o)) => match self.rigid_cause.iter().find(|(s, _, _)| s == o) {
-                Some((_, Rigid::Filter, n)) => format!("the size of filter '{}''s result, known only at run time", f.node(*n).name),
-                Some((_, Rigid::Cross, n)) => format!("the size of cross '{}''s result, n·m, a size of its own", f.node(*n).name),
+                Some((_, Rigid::Filter, n)) => format!("the size of filter '{}''s result, known only at run time", n),
+                Some((_, Rigid::Cross, n)) => format!("the size of cross '{}''s result, n·m, a size of its own", n),
                 None => format!(
                     "a size known only at run time ({})",
                     match o {
@@ -72,7 +72,7 @@ impl Solver<'_> {
             },
             _ => match ks.iter().find_map(|k| if let Key::Returned(v, _) = k { Some(*v) } else { None }) {
                 Some(v) if !ks.iter().any(|k| matches!(k, Key::Param(..))) => {
-                    format!("the size of what extern fn '{}' returns, known once it returns", self.returned_by[&v])
+                    format!("the size of what {} returns, known once it returns", self.returned_by[&v])
                 }
                 _ => "the size of a parameter".to_string(),
             },
@@ -139,7 +139,7 @@ impl SizeRules for Solver<'_> {
         self.unify(a, da, b, db)
     }
     fn rigid(&mut self, array: VarId, dim: usize, size: Operand, cause: Rigid) -> Result<(), Diagnostic> {
-        self.rigid_cause.push((size, cause, self.node));
+        self.rigid_cause.push((size, cause, self.node.clone()));
         self.add_key(array, dim, Key::Rigid(size));
         Ok(())
     }
@@ -169,10 +169,35 @@ impl SizeRules for Solver<'_> {
             }
         }
     }
-    fn returned(&mut self, array: VarId, func: &str) {
-        self.returned_by.insert(array, func.to_string());
+    fn returned(&mut self, array: VarId, what: &str) {
+        self.returned_by.insert(array, what.to_string());
         for d in 0..self.rank(array) {
             self.add_key(array, d, Key::Returned(array, d as u8));
+        }
+    }
+    fn body(&mut self, f: &Function) -> Result<(), Diagnostic> {
+        let (node, span) = (self.node.clone(), self.span);
+        for n in f.node_ids() {
+            self.node = f.node(n).name.clone();
+            self.span = f.node(n).span;
+            f.node(n).comb().sizes(self)?;
+        }
+        for (vs, span) in &f.same_size {
+            self.span = *span;
+            self.same(vs)?;
+        }
+        (self.node, self.span) = (node, span);
+        Ok(())
+    }
+    fn joins(&mut self, out: VarId, branches: [VarId; 2]) {
+        for d in 0..self.rank(out) {
+            let (a, b) = (self.uf.find(self.elem(branches[0], d)), self.uf.find(self.elem(branches[1], d)));
+            if a == b {
+                self.unify(out, d, branches[0], d).expect("a fresh size joins any class");
+            } else {
+                self.returned_by.insert(out, "the array-level `if`".to_string());
+                self.add_key(out, d, Key::Returned(out, d as u8));
+            }
         }
     }
 }
@@ -196,7 +221,7 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             length_of.insert(*dst, (*a, *d as usize));
         }
     }
-    let mut sv = Solver { f, uf, index, rigid_cause: vec![], returned_by: IndexMap::new(), length_of, node: NodeId(0), span: f.span };
+    let mut sv = Solver { f, uf, index, rigid_cause: vec![], returned_by: IndexMap::new(), length_of, node: String::new(), span: f.span };
     for p in f.param_vars() {
         if let (Some(_), VarTy::Array(r, _)) = (sv.index.get(&p), f.var(p).ty) {
             for d in 0..r {
@@ -204,15 +229,7 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             }
         }
     }
-    for n in f.node_ids() {
-        sv.node = n;
-        sv.span = f.node(n).span;
-        f.node(n).comb().sizes(&mut sv)?;
-    }
-    for (vs, span) in &f.same_size {
-        sv.span = *span;
-        sv.same(vs)?;
-    }
+    sv.body(f)?;
     let Solver { mut uf, returned_by, index, .. } = sv;
     // Number the classes in order of first appearance.
     let mut class_of_root: IndexMap<usize, SizeId> = IndexMap::new();
@@ -240,8 +257,23 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
         }
         of_array.insert(*v, shape);
     }
-    // A barrier (an extern call) iterates ⊥ (papers/000 Fig. 1.6): a class of its own.
-    let iteration: Vec<Vec<SizeId>> = f
+    let shapes = iteration(f, &of_array, &mut classes);
+    let returned: Vec<VarId> = returned_by.keys().copied().collect();
+    Ok(assemble(shapes, &classes, &of_array, &returned))
+}
+
+/// The iteration shapes of a body's nodes, its filters' sizes, and the same
+/// for every `if` branch inside it.
+struct Iteration {
+    shapes: Vec<Vec<SizeId>>,
+    transducers: Vec<(SizeId, NodeId)>,
+    bodies: IndexMap<NodeId, Vec<Iteration>>,
+}
+
+fn iteration(f: &Function, of_array: &IndexMap<VarId, Vec<SizeId>>, classes: &mut Vec<SizeOrigin>) -> Iteration {
+    // A barrier (an extern call, an `if`) iterates ⊥ (papers/000 Fig.
+    // 1.6): a class of its own.
+    let shapes = f
         .node_ids()
         .map(|n| match f.node(n).comb().iterates() {
             Iterates::Input(a) | Iterates::Output(a) => of_array[&a].clone(),
@@ -251,12 +283,20 @@ pub fn infer(f: &Function) -> Result<Sizes, Diagnostic> {
             }
         })
         .collect();
+    let transducers = f.node_ids().filter(|n| f.node(*n).comb().transducer()).map(|n| (of_array[&f.node(n).outputs()[0]][0], n)).collect();
+    let bodies = f
+        .node_ids()
+        .filter(|n| !f.node(*n).comb().bodies().is_empty())
+        .map(|n| (n, f.node(n).comb().bodies().into_iter().map(|b| iteration(b, of_array, classes)).collect()))
+        .collect();
+    Iteration { shapes, transducers, bodies }
+}
+
+fn assemble(it: Iteration, classes: &[SizeOrigin], of_array: &IndexMap<VarId, Vec<SizeId>>, returned: &[VarId]) -> Sizes {
     let mut transducer = vec![None; classes.len()];
-    for n in f.node_ids() {
-        if f.node(n).comb().transducer() {
-            transducer[of_array[&f.node(n).outputs()[0]][0].0 as usize] = Some(n);
-        }
+    for (s, n) in it.transducers {
+        transducer[s.0 as usize] = Some(n);
     }
-    let returned = returned_by.keys().copied().collect();
-    Ok(Sizes { classes, of_array, iteration, transducer, returned })
+    let bodies = it.bodies.into_iter().map(|(n, bs)| (n, bs.into_iter().map(|b| assemble(b, classes, of_array, returned)).collect())).collect();
+    Sizes { classes: classes.to_vec(), of_array: of_array.clone(), iteration: it.shapes, transducer, returned: returned.to_vec(), bodies }
 }

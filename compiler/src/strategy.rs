@@ -93,7 +93,7 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     // through glibc's vector math (a few ulps less exact, which fast math
     // allows); sqrt has its own instruction.
     place_results(f);
-    let calls_math = snapshot.nests().any(|n| n.root.body.leaves().iter().any(|l| l.lambda().map(|lam| uses_libm(&lam.body)).unwrap_or(false)));
+    let calls_math = snapshot.nests().iter().any(|n| n.root.body.leaves().iter().any(|l| l.lambda().map(|lam| uses_libm(&lam.body)).unwrap_or(false)));
     f.vector_math = (cfg.fast_math && cfg.libmvec && calls_math).then_some(loops::VectorMath::Libmvec);
 }
 
@@ -143,7 +143,17 @@ fn place_results(f: &mut Function) {
         }
     }
     let made = f.made_results();
-    let by_calls: Vec<VarId> = f.steps.iter().filter_map(|s| if let Step::Call(c) = s { Some(c.outputs.clone()) } else { None }).flatten().collect();
+    // (Arrays calls and `if`s make are in buffers of their own.)
+    let by_calls: Vec<VarId> = f
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Call(c) => Some(c.outputs.clone()),
+            Step::If(b) => Some(b.outputs.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
     f.staged = f.steps[..at].iter().flat_map(|s| f.step_defs(s)).chain(by_calls).filter(|d| made.contains(d)).collect();
     f.staged.dedup();
     f.steps.insert(at, Step::CheckRoom);

@@ -26,9 +26,16 @@ pub trait SizeRules {
     /// size it measures when it is a `length` (or a `shape` component),
     /// else a rigid size of its own.
     fn sized(&mut self, array: VarId, dim: usize, size: Operand) -> Result<(), Diagnostic>;
-    /// `array` is returned by an extern fn: its sizes are flexible, like a
-    /// parameter's, known once the call returns.
-    fn returned(&mut self, array: VarId, func: &str);
+    /// `array` is returned by a barrier (`what`: an extern fn, a recursive
+    /// call): its sizes are flexible, like a parameter's, known once the
+    /// call returns.
+    fn returned(&mut self, array: VarId, what: &str);
+    /// The rules of every node of an `if` branch, in order.
+    fn body(&mut self, f: &Function) -> Result<(), Diagnostic>;
+    /// `out` is one of two arrays, `branches`, chosen at run time: each of
+    /// its dimensions has their size where they are one size, else a
+    /// flexible size known once the choice is made.
+    fn joins(&mut self, out: VarId, branches: [VarId; 2]);
 }
 
 /// What makes a rigid size, for diagnostics.
@@ -55,7 +62,9 @@ pub enum Iterates {
 /// code of its own, a step between nests.
 pub enum Lowered {
     Body(LoopBody),
-    Call { func: String, args: Vec<Operand>, outputs: Vec<VarId>, arrays: Vec<(Vec<VarId>, VarId)> },
+    Call { func: String, callee: Callee, args: Vec<Operand>, outputs: Vec<VarId>, arrays: Vec<(Vec<VarId>, VarId)> },
+    /// An array-level `if`: a step whose branches are lowered on their own.
+    Branch,
 }
 
 /// The facts of one combinator. Defaults describe the plain elementwise case.
@@ -169,6 +178,13 @@ pub trait Combinator {
     /// cross), rather than once?
     fn whole_read_per_element(&self) -> bool {
         false
+    }
+    /// The bodies it runs (an `if`'s branches), each clustered on its own.
+    fn bodies(&self) -> Vec<&Function> {
+        vec![]
+    }
+    fn bodies_mut(&mut self) -> Vec<&mut Function> {
+        vec![]
     }
     /// How `--emit=labelled` writes it after `outputs =`.
     fn print(&self, f: &Function) -> String;
@@ -779,16 +795,26 @@ impl Combinator for Cross {
 
 // ---------------------------------------------------------------- extern calls
 
-/// A call of an `extern fn`: a fusion barrier (papers/000's `external`,
-/// iteration size ⊥). `args` are the flattened parameter leaves (array
-/// arguments are read whole, from memory); `outputs` the flattened result
-/// leaves in C order; `inputs` the array arguments among `args`. Each array
-/// result is `(its leaves, its length)`: a flexible size known once the
-/// call returns. `f` is empty.
+/// Who a barrier call runs: C code linked in (an `extern fn`), or a
+/// function afc compiles on its own because it is recursive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Callee {
+    Extern,
+    Afc,
+}
+
+/// A call of an `extern fn` or of a recursive function: a fusion barrier
+/// (papers/000's `external`, iteration size ⊥), called with the export ABI.
+/// `args` are the flattened parameter leaves (array arguments are read
+/// whole, from memory); `outputs` the flattened result leaves in C order;
+/// `inputs` the array arguments among `args`. Each array result is `(its
+/// leaves, its length)`: a flexible size known once the call returns. `f`
+/// is empty.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Extern {
     pub f: Lambda,
     pub func: String,
+    pub callee: Callee,
     pub args: Vec<Operand>,
     pub inputs: Vec<VarId>,
     pub outputs: Vec<VarId>,
@@ -797,11 +823,17 @@ pub struct Extern {
 
 impl Combinator for Extern {
     fn name(&self) -> &'static str {
-        "extern"
+        match self.callee {
+            Callee::Extern => "extern",
+            Callee::Afc => "call",
+        }
     }
     worker_and_outputs!(f);
     fn what(&self) -> String {
-        format!("extern fn '{}'", self.func)
+        match self.callee {
+            Callee::Extern => format!("extern fn '{}'", self.func),
+            Callee::Afc => format!("the recursive call of '{}'", self.func),
+        }
     }
     fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), o: &mut dyn FnMut(&mut Operand)) {
         self.args.iter_mut().for_each(o);
@@ -830,7 +862,7 @@ impl Combinator for Extern {
         // parameter's: it may be equated with others and is checked once
         // the call returns.
         for (leaves, _) in &self.arrays {
-            r.returned(leaves[0], &self.func);
+            r.returned(leaves[0], &self.what());
             r.same(leaves)?;
         }
         Ok(())
@@ -839,11 +871,90 @@ impl Combinator for Extern {
         Iterates::Nothing
     }
     fn lower(&self, _name: &str, _span: Span, _lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
-        Lowered::Call { func: self.func.clone(), args: self.args.clone(), outputs: self.outputs.clone(), arrays: self.arrays.clone() }
+        Lowered::Call { func: self.func.clone(), callee: self.callee, args: self.args.clone(), outputs: self.outputs.clone(), arrays: self.arrays.clone() }
     }
     fn print(&self, f: &Function) -> String {
         let lens: Vec<String> = self.arrays.iter().map(|(l, n)| format!("|%{}| = %{}", f.var_name(l[0]), f.var_name(*n))).collect();
-        format!("extern {}({}) [{}]", self.func, operands(f, &self.args), lens.join(", "))
+        format!("{} {}({}) [{}]", self.name(), self.func, operands(f, &self.args), lens.join(", "))
+    }
+    fn prints_worker(&self) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------- if
+
+/// An array-level `if` (LANGUAGE.md): `outputs` are the results of `then`
+/// or of `els`, as `cond` says. Each branch is a body of its own (its own
+/// nodes and items, the enclosing function's variables), clustered on its
+/// own; the `if` fuses with nothing. `inputs` are the arrays the branches
+/// read from outside, the worker's captures the scalars.
+#[derive(Clone, Debug)]
+pub struct If {
+    pub f: Lambda,
+    pub cond: Operand,
+    pub then: Box<Function>,
+    pub els: Box<Function>,
+    pub inputs: Vec<VarId>,
+    pub outputs: Vec<VarId>,
+}
+
+impl PartialEq for If {
+    fn eq(&self, o: &If) -> bool {
+        self.cond == o.cond && self.inputs == o.inputs && self.outputs == o.outputs && self.f == o.f
+    }
+}
+
+impl Combinator for If {
+    fn name(&self) -> &'static str {
+        "if"
+    }
+    worker_and_outputs!(f);
+    fn what(&self) -> String {
+        "the array-level `if`".into()
+    }
+    fn operands_mut(&mut self, v: &mut dyn FnMut(&mut VarId), o: &mut dyn FnMut(&mut Operand)) {
+        o(&mut self.cond);
+        self.inputs.iter_mut().for_each(v);
+    }
+    fn whole(&self) -> &[VarId] {
+        &self.inputs
+    }
+    fn scalar_args(&self) -> Vec<Operand> {
+        vec![self.cond]
+    }
+    fn is_barrier(&self) -> bool {
+        true
+    }
+    fn outputs_at_rate(&self) -> bool {
+        false
+    }
+    fn sizes(&self, r: &mut dyn SizeRules) -> Result<(), Diagnostic> {
+        r.body(&self.then)?;
+        r.body(&self.els)?;
+        for (k, o) in self.outputs.iter().enumerate() {
+            if let (Operand::Var(a), Operand::Var(b)) = (self.then.results[k].value, self.els.results[k].value) {
+                if self.then.var(*o).ty.is_array() {
+                    r.joins(*o, [a, b]);
+                }
+            }
+        }
+        Ok(())
+    }
+    fn iterates(&self) -> Iterates {
+        Iterates::Nothing
+    }
+    fn lower(&self, _name: &str, _span: Span, _lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
+        Lowered::Branch
+    }
+    fn bodies(&self) -> Vec<&Function> {
+        vec![&self.then, &self.els]
+    }
+    fn bodies_mut(&mut self) -> Vec<&mut Function> {
+        vec![&mut self.then, &mut self.els]
+    }
+    fn print(&self, f: &Function) -> String {
+        format!("if {} reading [{}]", f.operand(&self.cond), vars(f, &self.inputs))
     }
     fn prints_worker(&self) -> bool {
         false

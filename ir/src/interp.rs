@@ -92,7 +92,13 @@ pub enum ErrorKind {
     OutOfMemory(i64),
     /// A call of C code, which the interpreter cannot make.
     Extern(String),
+    /// Recursive calls nested deeper than `MAX_RECURSION`.
+    Recursion(i64),
 }
+
+/// How deep recursive functions may call each other (runtime-c/afc.h's
+/// `AFC_MAX_RECURSION`, which compiled code also obeys).
+pub const MAX_RECURSION: i64 = 10000;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RuntimeError {
@@ -110,6 +116,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::SizeOverflow(n, m) => write!(f, "{} * {} elements overflow", n, m),
             ErrorKind::OutOfMemory(n) => write!(f, "out of memory for {} elements", n),
             ErrorKind::Extern(g) => write!(f, "the interpreter cannot call extern fn '{}' (C code)", g),
+            ErrorKind::Recursion(n) => write!(f, "recursion more than {} calls deep", n),
         }
     }
 }
@@ -172,8 +179,22 @@ impl Env {
 type R<T> = Result<T, RuntimeError>;
 
 /// Runs an exported function on leaf arguments (in `params` order) and
-/// returns its result leaves (in `results` order).
-pub fn run(f: &Function, args: &[Value]) -> R<Vec<Value>> {
+/// returns its result leaves (in `results` order); `program` holds the
+/// recursive functions it may call.
+pub fn run(program: &Program, f: &Function, args: &[Value]) -> R<Vec<Value>> {
+    // A recursive function's own call counts, as compiled code counts it.
+    let mut cx = Cx { program, depth: f.recursive as i64 };
+    call_fn(&mut cx, f, args)
+}
+
+/// What evaluation needs beyond one function: the functions recursive
+/// calls reach, and how deep they are.
+struct Cx<'p> {
+    program: &'p Program,
+    depth: i64,
+}
+
+fn call_fn(cx: &mut Cx, f: &Function, args: &[Value]) -> R<Vec<Value>> {
     assert_eq!(args.len(), f.params.len(), "interpreter: wrong number of arguments");
     let mut env = Env { slots: (0..f.vars.len()).map(|_| Slot::Empty).collect() };
     for (p, a) in f.params.iter().zip(args) {
@@ -184,10 +205,56 @@ pub fn run(f: &Function, args: &[Value]) -> R<Vec<Value>> {
             };
         }
     }
+    body(cx, f, &mut env)?;
+    Ok(f.results.iter().map(|l| value(f, &env, &l.value)).collect())
+}
+
+fn value(f: &Function, env: &Env, o: &Operand) -> Value {
+    match *o {
+        Operand::Var(v) if f.var(v).ty.is_array() => Value::Array(f.var(v).ty.prim(), env.arr(v).shape.clone(), env.array(v).clone()),
+        o => Value::Scalar(env.scalar(&o)),
+    }
+}
+
+/// Runs the items of a function or of an `if` branch.
+fn body(cx: &mut Cx, f: &Function, env: &mut Env) -> R<()> {
     for it in &f.items {
         match it {
-            Item::Stmt(s) => stmt(f, &mut env, s)?,
-            Item::Node(n) => node(f, &mut env, f.node(*n))?,
+            Item::Stmt(s) => stmt(f, env, s)?,
+            Item::Node(n) => match &f.node(*n).kind {
+                NodeKind::If(c) => {
+                    let b = if env.scalar(&c.cond).as_bool() { &c.then } else { &c.els };
+                    body(cx, b, env)?;
+                    for (o, r) in c.outputs.iter().zip(&b.results) {
+                        env.slots[o.0 as usize] = match value(f, env, &r.value) {
+                            Value::Scalar(s) => Slot::S(s),
+                            Value::Array(_, shape, data) => Slot::A(Arr { shape, data }),
+                        };
+                    }
+                }
+                NodeKind::Extern(e) if e.callee == Callee::Afc => {
+                    let n = f.node(*n);
+                    let callee = cx.program.functions.iter().find(|g| g.name == e.func).expect("interpreter: a call of a function the program lacks");
+                    if cx.depth >= MAX_RECURSION {
+                        return Err(RuntimeError { kind: ErrorKind::Recursion(MAX_RECURSION), span: n.span });
+                    }
+                    let args: Vec<Value> = e.args.iter().map(|a| value(f, env, a)).collect();
+                    cx.depth += 1;
+                    let rs = call_fn(cx, callee, &args);
+                    cx.depth -= 1;
+                    for (o, r) in e.outputs.iter().zip(rs?) {
+                        env.slots[o.0 as usize] = match r {
+                            Value::Scalar(s) => Slot::S(s),
+                            Value::Array(_, shape, data) => Slot::A(Arr { shape, data }),
+                        };
+                    }
+                    for (leaves, len) in &e.arrays {
+                        let n = env.arr(leaves[0]).shape[0] as i64;
+                        env.set(*len, Scalar::I64(n));
+                    }
+                }
+                _ => node(f, env, f.node(*n))?,
+            },
         }
     }
     for (vs, span) in &f.same_size {
@@ -196,13 +263,7 @@ pub fn run(f: &Function, args: &[Value]) -> R<Vec<Value>> {
             return Err(RuntimeError { kind: ErrorKind::SizeMismatch(format!("zip of arrays of shapes {:?}", shapes)), span: *span });
         }
     }
-    Ok(f.results
-        .iter()
-        .map(|l| match l.value {
-            Operand::Var(v) if f.var(v).ty.is_array() => Value::Array(f.var(v).ty.prim(), env.arr(v).shape.clone(), env.array(v).clone()),
-            o => Value::Scalar(env.scalar(&o)),
-        })
-        .collect())
+    Ok(())
 }
 
 /// Room for `len` elements, or the out-of-memory error compiled code gives.
@@ -360,6 +421,7 @@ fn node(f: &Function, env: &mut Env, n: &Node) -> R<()> {
             }
         }
         NodeKind::Extern(Extern { func, .. }) => return Err(RuntimeError { kind: ErrorKind::Extern(func.clone()), span: n.span }),
+        NodeKind::If(_) => unreachable!("interpreter: an `if` runs in `body`"),
         NodeKind::Cross(Cross { inputs, split, outputs, .. }) => {
             let (a, b) = inputs.split_at(*split);
             let (rows, m) = (env.array(a[0]).len(), env.array(b[0]).len());

@@ -207,7 +207,7 @@ pub struct Lambda {
     pub captures: Vec<VarId>,
 }
 
-pub use crate::combinator::{Combinator, Cross, Extern, Filter, Fold, Force, Gather, Generate, Map, Reverse, Scan, Scatter, Transpose};
+pub use crate::combinator::{Callee, Combinator, Cross, Extern, Filter, Fold, Force, Gather, Generate, If, Map, Reverse, Scan, Scatter, Transpose};
 
 /// Array combinators, the nodes of the dependency graph. Each variant's
 /// facts are its `Combinator` entry (`ir/src/combinator.rs`).
@@ -225,6 +225,7 @@ pub enum NodeKind {
     Cross(Cross),
     Extern(Extern),
     Transpose(Transpose),
+    If(If),
 }
 
 impl NodeKind {
@@ -243,6 +244,7 @@ impl NodeKind {
             NodeKind::Cross(c) => c,
             NodeKind::Extern(c) => c,
             NodeKind::Transpose(c) => c,
+            NodeKind::If(c) => c,
         }
     }
     pub fn comb_mut(&mut self) -> &mut dyn Combinator {
@@ -259,6 +261,7 @@ impl NodeKind {
             NodeKind::Cross(c) => c,
             NodeKind::Extern(c) => c,
             NodeKind::Transpose(c) => c,
+            NodeKind::If(c) => c,
         }
     }
 }
@@ -378,12 +381,18 @@ pub struct Leaf {
     pub value: Operand,
 }
 
+/// A function, or the body of an `if` branch: a branch has no parameters
+/// (it reads the enclosing function's variables, in the same variable
+/// table) and its results are what the branch yields.
 #[derive(Clone, Debug)]
 pub struct Function {
     pub name: String,
-    /// Only exported functions are compiled; the others are checked alone
-    /// (types, sizes) and inlined where they are called.
+    /// Exported and recursive functions are compiled; the others are
+    /// checked alone (types, sizes) and inlined where they are called.
     pub exported: bool,
+    /// In a cycle of calls: compiled on its own (not inlined), every call
+    /// of it a barrier, its depth bounded at run time.
+    pub recursive: bool,
     pub span: Span,
     pub params: Vec<Leaf>,
     pub results: Vec<Leaf>,
@@ -430,6 +439,47 @@ impl Function {
             }
         }
         p
+    }
+    /// Is it compiled to a function of its own?
+    pub fn compiled(&self) -> bool {
+        self.exported || self.recursive
+    }
+    /// Variables of the enclosing function a body uses but does not define:
+    /// what an `if` branch reads from outside.
+    pub fn free_vars(&self) -> Vec<VarId> {
+        let mut used: Vec<VarId> = vec![];
+        let mut defined: HashSet<VarId> = self.param_vars().into_iter().collect();
+        let add = |used: &mut Vec<VarId>, defined: &HashSet<VarId>, v: VarId| {
+            if !defined.contains(&v) && !used.contains(&v) {
+                used.push(v);
+            }
+        };
+        for it in &self.items {
+            match it {
+                Item::Stmt(s) => {
+                    for v in stmt_uses(s) {
+                        add(&mut used, &defined, v);
+                    }
+                    defined.extend(stmt_defs(s));
+                }
+                Item::Node(n) => {
+                    let n = self.node(*n);
+                    let mut vs: Vec<VarId> = n.streamed_inputs().to_vec();
+                    vs.extend(n.gathered_inputs());
+                    vs.extend(n.uses_outside_stream());
+                    for v in vs {
+                        add(&mut used, &defined, v);
+                    }
+                    defined.extend(n.defines());
+                }
+            }
+        }
+        for l in &self.results {
+            if let Operand::Var(v) = l.value {
+                add(&mut used, &defined, v);
+            }
+        }
+        used
     }
     /// Variables that are parameters of the function.
     pub fn param_vars(&self) -> Vec<VarId> {
@@ -548,6 +598,22 @@ pub fn print_node(f: &Function, id: NodeId, indent: usize, out: &mut String) {
     if c.prints_worker() {
         print_lambda(f, c.lambda(), indent + 1, out);
     }
+    for (b, what) in c.bodies().into_iter().zip(["then", "else"]) {
+        let _ = writeln!(out, "{}  {} {{", pad, what);
+        print_items(b, indent + 2, out);
+        let res: Vec<String> = b.results.iter().map(|l| b.operand(&l.value)).collect();
+        let _ = writeln!(out, "{}    yield {}", pad, res.join(", "));
+        let _ = writeln!(out, "{}  }}", pad);
+    }
+}
+
+fn print_items(f: &Function, indent: usize, out: &mut String) {
+    for it in &f.items {
+        match it {
+            Item::Stmt(s) => print_stmt(f, s, indent, out),
+            Item::Node(n) => print_node(f, *n, indent, out),
+        }
+    }
 }
 
 /// `--emit=labelled`: every function, its flattened signature and its body.
@@ -562,13 +628,14 @@ pub fn print_program(p: &Program) -> String {
                 Operand::Const(c) => c.to_string(),
             })
             .collect();
-        let _ = writeln!(out, "{}fn {}({}) {{", if f.exported { "export " } else { "" }, f.name, params.join(", "));
-        for it in &f.items {
-            match it {
-                Item::Stmt(s) => print_stmt(f, s, 1, &mut out),
-                Item::Node(n) => print_node(f, *n, 1, &mut out),
-            }
-        }
+        let kind = match (f.exported, f.recursive) {
+            (true, true) => "export recursive ",
+            (true, false) => "export ",
+            (false, true) => "recursive ",
+            (false, false) => "",
+        };
+        let _ = writeln!(out, "{}fn {}({}) {{", kind, f.name, params.join(", "));
+        print_items(f, 1, &mut out);
         let res: Vec<String> = f.results.iter().map(|l| format!("{} = {}", l.c_name, f.operand(&l.value))).collect();
         let _ = writeln!(out, "  return {}", res.join(", "));
         let _ = writeln!(out, "}}");
@@ -581,7 +648,12 @@ pub fn print_program(p: &Program) -> String {
 /// Checks that every variable is defined once, before it is used, with a
 /// type that fits, and that lambdas list exactly the outer variables they use.
 pub fn verify(f: &Function) -> Result<(), String> {
-    let mut defined: HashSet<VarId> = HashSet::new();
+    verify_body(f, HashSet::new())
+}
+
+/// Verifies a function, or an `if` branch that sees the variables `outer`.
+fn verify_body(f: &Function, outer: HashSet<VarId>) -> Result<(), String> {
+    let mut defined: HashSet<VarId> = outer;
     for v in f.param_vars() {
         if !defined.insert(v) {
             return Err(format!("parameter %{} defined twice", f.var_name(v)));
@@ -664,6 +736,23 @@ pub fn verify(f: &Function) -> Result<(), String> {
                 block(f, &mut scope, &l.body)?;
                 for v in scope {
                     inner.insert(v);
+                }
+                for b in n.comb().bodies() {
+                    if b.vars.len() != f.vars.len() {
+                        return Err(format!("a branch of '{}' has a variable table of its own", n.name));
+                    }
+                    if b.results.len() != n.outputs().len() {
+                        return Err(format!("a branch of '{}' yields {} values for {} outputs", n.name, b.results.len(), n.outputs().len()));
+                    }
+                    // A branch sees what is defined before the `if`, and
+                    // defines its own variables once, like the function.
+                    verify_body(b, defined.clone())?;
+                    for v in b.free_vars() {
+                        let listed = n.whole_inputs().contains(&v) || n.lambda().captures.contains(&v);
+                        if !listed {
+                            return Err(format!("a branch of '{}' reads %{}, which the `if` does not list", n.name, f.var_name(v)));
+                        }
+                    }
                 }
                 for o in n.defines() {
                     def(f, &mut defined, o)?;

@@ -39,9 +39,13 @@ pub struct Sizes {
     /// The transducer forest (papers/000 §1.3.6): for a size produced by a
     /// filter, that filter, whose iteration size is the parent size.
     pub transducer: Vec<Option<NodeId>>,
-    /// Arrays returned by extern calls (the first leaf of each): their sizes
-    /// are flexible like parameters', known once the call returns.
+    /// Arrays returned by barriers — extern and recursive calls, `if`s —
+    /// (the first leaf of each): their sizes are flexible like parameters',
+    /// known once the call returns.
     pub returned: Vec<VarId>,
+    /// The sizes of each `if`'s branches (then, else): the same classes and
+    /// arrays, their own nodes' iteration shapes and filters.
+    pub bodies: IndexMap<NodeId, Vec<Sizes>>,
 }
 
 impl Sizes {
@@ -232,6 +236,14 @@ pub fn verify(f: &Function, s: &Sizes) -> Result<(), String> {
             if c.outputs_at_rate() && s.shape(*o) != it {
                 return Err(format!("'{}' makes %{} of another shape than it iterates", node.name, f.var_name(*o)));
             }
+        }
+        let bodies = node.comb().bodies();
+        let sizes = s.bodies.get(&n).map(|v| v.as_slice()).unwrap_or(&[]);
+        if bodies.len() != sizes.len() {
+            return Err(format!("'{}' has {} branches but sizes for {}", node.name, bodies.len(), sizes.len()));
+        }
+        for (b, bs) in bodies.into_iter().zip(sizes) {
+            verify(b, bs)?;
         }
     }
     Ok(())

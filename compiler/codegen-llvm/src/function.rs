@@ -39,6 +39,7 @@ pub const ERR_NEGATIVE_SIZE: i32 = 4;
 pub const ERR_OUTPUT_TOO_SMALL: i32 = 5;
 pub const ERR_OUT_OF_MEMORY: i32 = 6;
 pub const ERR_EXTERN_RESULT: i32 = 7;
+pub const ERR_RECURSION: i32 = 8;
 
 struct Gen<'a, 'ctx> {
     cx: &'ctx Context,
@@ -99,7 +100,12 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     let ptr = cx.ptr_type(Default::default());
     let tys: Vec<VarTy> = f.params.iter().map(|l| if let Operand::Var(v) = l.value { f.var(v).ty.clone() } else { unreachable!() }).collect();
     let fn_ty = c_fn_type(cx, &tys, &ins, outs.len());
-    let func = m.add_function(&f.name, fn_ty, Some(Linkage::External));
+    // A recursive function may have been declared by a caller emitted first.
+    let func = match m.get_function(&f.name) {
+        Some(g) => g,
+        None => m.add_function(&f.name, fn_ty, None),
+    };
+    func.set_linkage(if f.exported { Linkage::External } else { Linkage::Internal });
     let kind = |n: &str| Attribute::get_named_enum_kind_id(n);
     func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
     func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("frame-pointer", "none"));
@@ -169,6 +175,15 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     for (p, l) in out_ptrs.iter().zip(&f.results) {
         p.set_name(&l.c_name);
     }
+    // Recursion is bounded (runtime-c/afc.h): every call counts on entry
+    // and counts back on either way out.
+    if f.recursive {
+        let limit = cx.i64_type().const_int(afc_ir::interp::MAX_RECURSION as u64, false);
+        let deep = g.b.build_call(g.runtime_fn("afc_rt_enter"), &[limit.into()], "deep")?.try_as_basic_value().basic().unwrap().into_int_value();
+        let deep = g.b.build_int_compare(IntPredicate::NE, deep, cx.i32_type().const_zero(), "too_deep")?;
+        let msg = format!("{}: recursion in '{}'", f.location(f.span), f.name);
+        g.fail_if(deep, ERR_RECURSION, &msg, Some(limit), None)?;
+    }
 
     // Entry checks: parameters' dimensions that must be equal.
     let describe = |d: &SizeExpr| match d {
@@ -197,9 +212,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     let mut out_data: HashMap<usize, PointerValue> = HashMap::new();
     for step in &f.steps {
         match step {
-            Step::Stmt(s) => g.stmt(s)?,
-            Step::Loop(n) => g.nest(n)?,
-            Step::Call(c) => g.call_extern(c)?,
+            Step::Stmt(_) | Step::Loop(_) | Step::Call(_) | Step::If(_) => g.step(step)?,
             Step::CheckRoom => {
                 for (k, r) in plan.iter().enumerate() {
                     if let Some(v) = r.array {
@@ -211,7 +224,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
                 }
                 for (k, r) in plan.iter().enumerate() {
                     if let (Some(v), true) = (r.array, r.owned) {
-                        if !f.staged.contains(&v) && !g.slots.contains_key(&v) && f.nests().any(|n| n.stored(v)) {
+                        if !f.staged.contains(&v) && !g.slots.contains_key(&v) && f.nests().iter().any(|n| n.stored(v)) {
                             let bytes = g.cap_bytes(v)?;
                             let slot = g.alloc_or_use(out_data[&k], bytes, v)?;
                             g.slots.insert(v, slot);
@@ -268,10 +281,16 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         }
     }
     g.free_all()?;
+    if f.recursive {
+        g.b.build_call(g.runtime_fn("afc_rt_leave"), &[], "")?;
+    }
     g.b.build_return(Some(&cx.i32_type().const_zero()))?;
 
     g.b.position_at_end(fail_bb);
     g.free_all()?;
+    if f.recursive {
+        g.b.build_call(g.runtime_fn("afc_rt_leave"), &[], "")?;
+    }
     let code = g.b.build_load(cx.i32_type(), code_slot, "code")?;
     g.b.build_return(Some(&code))?;
 
@@ -338,6 +357,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             "afc_alloc" => ptr.fn_type(&[cx.i64_type().into()], false),
             "afc_free" => cx.void_type().fn_type(&[ptr.into()], false),
             "afc_rt_error" => cx.i32_type().fn_type(&[cx.i32_type().into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
+            "afc_rt_enter" => cx.i32_type().fn_type(&[cx.i64_type().into()], false),
+            "afc_rt_leave" => cx.void_type().fn_type(&[], false),
             _ => unreachable!(),
         };
         let f = self.m.add_function(name, ty, Some(Linkage::External));
@@ -1063,6 +1084,133 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         Ok(())
+    }
+
+    /// One step of the function or of a branch (not `check room`, which
+    /// only the function's own steps have).
+    fn step(&mut self, s: &Step) -> R<()> {
+        match s {
+            Step::Stmt(s) => self.stmt(s),
+            Step::Loop(n) => self.nest(n),
+            Step::Call(c) => self.call_extern(c),
+            Step::If(b) => self.branch(b),
+            Step::CheckRoom => unreachable!("loops::verify: 'check room' is a step of the function"),
+        }
+    }
+
+    /// An array-level `if`: each branch's steps, then its results become
+    /// the outputs. An array the branch made is handed over (its storage
+    /// becomes the output's); one from outside is copied, since its owner
+    /// may still use or free it.
+    fn branch(&mut self, br: &afc_ir::loops::Branch) -> R<()> {
+        let cx = self.cx;
+        let ptr = cx.ptr_type(Default::default());
+        let i64t = cx.i64_type();
+        // Where each output is kept until the join: data and extents, or the scalar.
+        let mut slots = vec![];
+        for o in &br.outputs {
+            let name = self.name(*o);
+            let ty = self.f.var(*o).ty;
+            if ty.is_array() {
+                let data = self.entry_alloca(ptr.into(), &format!("{}.data", name))?;
+                let dims = (0..rank_of(ty)).map(|_| self.entry_alloca(i64t.into(), &format!("{}.len", name))).collect::<R<Vec<_>>>()?;
+                let owner = self.new_alloc_slot(Some(*o))?;
+                slots.push((Some((data, dims, owner)), None));
+            } else {
+                slots.push((None, Some(self.entry_alloca(reg_ty(cx, ty.prim()), &name)?)));
+            }
+        }
+        let cond = self.operand(&br.cond).into_int_value();
+        let (then_bb, else_bb, join) = (self.new_bb("then"), self.new_bb("else"), self.new_bb("endif"));
+        self.b.build_conditional_branch(cond, then_bb, else_bb)?;
+        for (bb, steps, results) in [(then_bb, &br.then, &br.then_results), (else_bb, &br.els, &br.els_results)] {
+            self.b.position_at_end(bb);
+            let saved = (self.scalars.clone(), self.params.clone(), self.slots.clone(), self.alloc_of.clone());
+            for s in steps {
+                self.step(s)?;
+            }
+            let mut moved: Vec<VarId> = vec![];
+            for ((r, o), slot) in results.iter().zip(&br.outputs).zip(&slots) {
+                match (slot, r) {
+                    ((Some((data, dims, owner)), _), Operand::Var(v)) => {
+                        let ds = self.dims(*v)?;
+                        for (d, x) in dims.iter().zip(&ds) {
+                            self.b.build_store(*d, *x)?;
+                        }
+                        let src = self.array_ptr(*v)?;
+                        // Made in this branch (it owns the storage, and
+                        // nothing after the `if` can name it): hand it over.
+                        let made_here = !saved.3.contains_key(v) && self.alloc_of.contains_key(v) && !moved.contains(v);
+                        let p = if made_here {
+                            let from = self.alloc_of[v];
+                            let p = self.b.build_load(ptr, from, "moved")?.into_pointer_value();
+                            self.b.build_store(from, ptr.const_null())?;
+                            self.b.build_store(*owner, p)?;
+                            moved.push(*v);
+                            src
+                        } else {
+                            let bytes = self.bytes(*v)?;
+                            let p = self.alloc_into(*owner, bytes, *o)?;
+                            self.b.build_memcpy(p, 1, src, 1, bytes)?;
+                            p
+                        };
+                        self.b.build_store(*data, p)?;
+                    }
+                    ((None, Some(s)), r) => {
+                        let x = self.operand(r);
+                        self.b.build_store(*s, x)?;
+                    }
+                    _ => unreachable!("loops::verify: an array output takes an array"),
+                }
+            }
+            self.b.build_unconditional_branch(join)?;
+            (self.scalars, self.params, self.slots, self.alloc_of) = saved;
+        }
+        self.b.position_at_end(join);
+        for (o, slot) in br.outputs.iter().zip(&slots) {
+            let name = self.name(*o);
+            match slot {
+                (Some((data, dims, _)), _) => {
+                    let d = self.b.build_load(ptr, *data, &format!("{}.data", name))?.into_pointer_value();
+                    let ds = dims.iter().map(|x| Ok(self.b.build_load(i64t, *x, &format!("{}.len", name))?.into_int_value())).collect::<R<Vec<_>>>()?;
+                    self.params.insert(*o, (d, ds));
+                }
+                (None, Some(s)) => {
+                    let x = self.b.build_load(reg_ty(cx, self.f.var(*o).ty.prim()), *s, &name)?;
+                    self.scalars.insert(*o, x);
+                }
+                _ => unreachable!(),
+            }
+        }
+        // Outputs whose size the program fixes elsewhere are checked now.
+        for (o, d, size) in &br.checks {
+            let n = self.params[o].1[*d as usize];
+            let want = self.size_expr(size)?;
+            let differ = self.b.build_int_compare(IntPredicate::NE, n, want, "differ")?;
+            let what = |g: &Self, v: VarId, d: u8| if g.f.rank(v) > 1 { format!("dimension {} of '{}'", d, g.f.var(v).name) } else { format!("'{}'", g.f.var(v).name) };
+            let other = match size {
+                SizeExpr::Dim(v, vd) => what(self, *v, *vd),
+                SizeExpr::Scalar(_) => "the size the program gives it".to_string(),
+            };
+            let msg = format!("{}: the `if` made {} of another size than {}", self.f.location(br.span), what(self, *o, *d), other);
+            self.fail_if(differ, ERR_SIZE_MISMATCH, &msg, Some(n), Some(want))?;
+        }
+        Ok(())
+    }
+
+    fn new_bb(&self, name: &str) -> BasicBlock<'ctx> {
+        self.cx.append_basic_block(self.func, name)
+    }
+
+    /// Allocates `bytes` into an existing owner slot.
+    fn alloc_into(&mut self, slot: PointerValue<'ctx>, bytes: IntValue<'ctx>, v: VarId) -> R<PointerValue<'ctx>> {
+        let p = self.b.build_call(self.runtime_fn("afc_alloc"), &[bytes.into()], &format!("{}.data", self.name(v)))?;
+        let p = p.try_as_basic_value().basic().unwrap().into_pointer_value();
+        self.b.build_store(slot, p)?;
+        let null = self.b.build_is_null(p, "oom")?;
+        let msg = format!("{}: out of memory for '{}'", self.f.location(self.f.span), self.f.var(v).name);
+        self.fail_if(null, ERR_OUT_OF_MEMORY, &msg, Some(bytes), None)?;
+        Ok(p)
     }
 
     fn entry_alloca(&mut self, t: BasicTypeEnum<'ctx>, name: &str) -> R<PointerValue<'ctx>> {

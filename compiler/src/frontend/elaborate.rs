@@ -70,8 +70,10 @@ pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
     if !diags.is_empty() {
         return Err(diags);
     }
+    let recursive = recursive_functions(&items);
     let mut out = Program::default();
-    // Every function is checked, exported or not; only exported ones are emitted.
+    // Every function is checked, exported or not; exported and recursive
+    // ones are compiled.
     for it in &prog.items {
         if it.body.is_none() {
             if let Err(d) = check_signature(it) {
@@ -79,7 +81,7 @@ pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
             }
             continue;
         }
-        let mut e = Elab::new(&items);
+        let mut e = Elab::new(&items, &recursive);
         match e.function(it) {
             Ok(f) => out.functions.push(f),
             Err(d) => diags.push(d),
@@ -94,6 +96,68 @@ pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
         diags.retain(|d| seen.insert((d.span, d.message.clone())));
         Err(diags)
     }
+}
+
+/// The functions in a cycle of calls (LANGUAGE.md: compiled on their own,
+/// every call of them a fusion barrier), by the strongly connected
+/// components of the call graph.
+fn recursive_functions(items: &IndexMap<String, &ast::Item>) -> HashSet<String> {
+    fn calls(e: &Expr, items: &IndexMap<String, &ast::Item>, out: &mut Vec<String>) {
+        let named = |n: &str, out: &mut Vec<String>| {
+            if items.get(n).map(|it| it.body.is_some()).unwrap_or(false) {
+                out.push(n.to_string());
+            }
+        };
+        match &e.kind {
+            ExprKind::Lit(_) | ExprKind::Section(_) => {}
+            // A function passed by name as a worker is called too.
+            ExprKind::Name(n) => named(n, out),
+            ExprKind::Tuple(es) => es.iter().for_each(|e| calls(e, items, out)),
+            ExprKind::Field(e, _) | ExprKind::Unary(_, e) | ExprKind::Lambda(_, e) => calls(e, items, out),
+            ExprKind::Binary(_, a, b) => {
+                calls(a, items, out);
+                calls(b, items, out);
+            }
+            ExprKind::Call(f, args) => {
+                named(&f.name, out);
+                args.iter().for_each(|e| calls(e, items, out));
+            }
+            ExprKind::Index(a, ix) => {
+                calls(a, items, out);
+                ix.iter().for_each(|e| calls(e, items, out));
+            }
+            ExprKind::If(c, t, f) => {
+                calls(c, items, out);
+                block(t, items, out);
+                block(f, items, out);
+            }
+            ExprKind::Block(b) => block(b, items, out),
+        }
+    }
+    fn block(b: &ast::Block, items: &IndexMap<String, &ast::Item>, out: &mut Vec<String>) {
+        for l in &b.lets {
+            calls(&l.value, items, out);
+        }
+        calls(&b.result, items, out);
+    }
+    let mut g: petgraph::graph::DiGraph<String, ()> = petgraph::graph::DiGraph::new();
+    let idx: IndexMap<String, petgraph::graph::NodeIndex> = items.keys().map(|n| (n.clone(), g.add_node(n.clone()))).collect();
+    for (n, it) in items {
+        if let Some(b) = &it.body {
+            let mut out = vec![];
+            block(b, items, &mut out);
+            for c in out {
+                g.update_edge(idx[n], idx[&c], ());
+            }
+        }
+    }
+    let mut rec = HashSet::new();
+    for scc in petgraph::algo::tarjan_scc(&g) {
+        if scc.len() > 1 || g.contains_edge(scc[0], scc[0]) {
+            rec.extend(scc.into_iter().map(|i| g[i].clone()));
+        }
+    }
+    rec
 }
 
 fn is_builtin_name(n: &str) -> bool {
@@ -136,36 +200,32 @@ fn flatten_leaves(v: &Val, out: &mut Vec<Operand>) {
     }
 }
 
-fn unsupported(span: Span, what: &str) -> Diagnostic {
-    Diagnostic::error(span, format!("{} is not supported yet", what))
-        .with_note("this compiler accepts map, zip, unzip, generate, iota, fold, filter, the scans, reverse, force, gather, backpermute, scatter, permute, cross, length and shape on rank-1 arrays, and extern calls")
-}
-
 struct Elab<'a> {
     items: &'a IndexMap<String, &'a ast::Item>,
+    /// Functions in a cycle of calls: called, not inlined.
+    recursive: &'a HashSet<String>,
     u: Unifier,
     vars: Vec<(String, ITy, Span)>,
     nodes: Vec<Node>,
     targets: Vec<Target>,
     scopes: Vec<(String, Val)>,
     scope_base: usize,
-    call_stack: Vec<String>,
     worker_depth: usize,
     lits: Vec<Lits>,
     same_size: Vec<(Vec<VarId>, Span)>,
 }
 
 impl<'a> Elab<'a> {
-    fn new(items: &'a IndexMap<String, &'a ast::Item>) -> Elab<'a> {
+    fn new(items: &'a IndexMap<String, &'a ast::Item>, recursive: &'a HashSet<String>) -> Elab<'a> {
         Elab {
             items,
+            recursive,
             u: Unifier::default(),
             vars: vec![],
             nodes: vec![],
             targets: vec![],
             scopes: vec![],
             scope_base: 0,
-            call_stack: vec![],
             worker_depth: 0,
             lits: vec![],
             same_size: vec![],
@@ -216,7 +276,6 @@ impl<'a> Elab<'a> {
     // ------------------------------------------------------------ functions
 
     fn function(&mut self, it: &ast::Item) -> R<Function> {
-        self.call_stack.push(it.name.name.clone());
         let mut params = vec![];
         for (name, t) in &it.params {
             let ty = resolve_type(t)?;
@@ -315,7 +374,8 @@ impl<'a> Elab<'a> {
     /// takes its name, the others `LET.K` in source order.
     fn name_nodes(&mut self, first: usize, let_name: &str, e: &Expr) {
         let items = self.items;
-        let principal = principal_span(e, &|n| items.get(n).map(|it| it.body.is_none()).unwrap_or(false));
+        let recursive = self.recursive;
+        let principal = principal_span(e, &|n| items.get(n).map(|it| it.body.is_none()).unwrap_or(false) || recursive.contains(n));
         let mut order: Vec<usize> = (first..self.nodes.len()).collect();
         order.sort_by_key(|&i| (self.nodes[i].span.start, std::cmp::Reverse(self.nodes[i].span.end)));
         let mut k = 0;
@@ -513,22 +573,16 @@ impl<'a> Elab<'a> {
             if !self.u.is_bool(&ta) {
                 return Err(Diagnostic::error(a.span, format!("'{}' needs bool operands, found {}", op.symbol(), self.u.show(&ta))));
             }
-            self.targets.push(Target::Block(vec![]));
-            let rb = self.scalar(b);
-            let stmts = match self.targets.pop() {
-                Some(Target::Block(s)) => s,
-                _ => unreachable!(),
+            let mut rhs = |s: &mut Self| -> R<Val> {
+                let (cb, tb) = s.scalar(b)?;
+                if !s.u.is_bool(&tb) {
+                    return Err(Diagnostic::error(b.span, format!("'{}' needs bool operands, found {}", op.symbol(), s.u.show(&tb))));
+                }
+                Ok(Val::Scalar(cb, tb))
             };
-            let (cb, tb) = rb?;
-            if !self.u.is_bool(&tb) {
-                return Err(Diagnostic::error(b.span, format!("'{}' needs bool operands, found {}", op.symbol(), self.u.show(&tb))));
-            }
-            let rhs_block = Block { stmts, results: vec![cb] };
-            let konst = Block { stmts: vec![], results: vec![Operand::Const(Const::Bool(op == BinOp::Or))] };
-            let (then, els) = if op == BinOp::And { (rhs_block, konst) } else { (konst, rhs_block) };
-            let dst = self.new_var("t", ITy::Prim(Prim::Bool), span);
-            self.emit(Stmt::If { dsts: vec![dst], cond: ca, then, els, span });
-            return Ok(Val::Scalar(Operand::Var(dst), ITy::Prim(Prim::Bool)));
+            let k = op == BinOp::Or;
+            let mut konst = |_: &mut Self| -> R<Val> { Ok(Val::Scalar(Operand::Const(Const::Bool(k)), ITy::Prim(Prim::Bool))) };
+            return if op == BinOp::And { self.choice(ca, span, &mut rhs, &mut konst) } else { self.choice(ca, span, &mut konst, &mut rhs) };
         }
         let (oa, ta) = self.scalar(a)?;
         let (ob, tb) = self.scalar(b)?;
@@ -568,43 +622,110 @@ impl<'a> Elab<'a> {
         if !self.u.is_bool(&ct) {
             return Err(Diagnostic::error(c.span, format!("an if condition must be bool, found {}", self.u.show(&ct))));
         }
-        let branch = |s: &mut Self, b: &ast::Block| -> R<(Block, Val)> {
-            s.targets.push(Target::Block(vec![]));
-            let nodes_before = s.nodes.len();
-            let v = s.block(b, false);
-            let stmts = match s.targets.pop() {
-                Some(Target::Block(st)) => st,
-                _ => unreachable!(),
-            };
-            let v = v?;
-            if s.nodes.len() != nodes_before || matches!(v, Val::Array { .. }) {
-                return Err(unsupported(span, "array-level `if` (a combinator or an array inside a branch)"));
+        self.choice(co, span, &mut |s| s.block(t, true), &mut |s| s.block(f, true))
+    }
+
+    /// One branch of a choice, elaborated on its own: its items, the nodes
+    /// it made (numbered from 0), the sizes its `zip`s equate, its value.
+    fn branch(&mut self, f: &mut dyn FnMut(&mut Self) -> R<Val>) -> R<(Vec<Item>, Vec<Node>, Vec<(Vec<VarId>, Span)>, Val)> {
+        self.targets.push(Target::Top(vec![]));
+        let (nodes_before, same_before) = (self.nodes.len(), self.same_size.len());
+        let v = f(self);
+        let Some(Target::Top(mut items)) = self.targets.pop() else { unreachable!() };
+        let nodes: Vec<Node> = self.nodes.drain(nodes_before..).collect();
+        let same = self.same_size.drain(same_before..).collect();
+        for it in &mut items {
+            if let Item::Node(id) = it {
+                id.0 -= nodes_before as u32;
             }
-            let mut results = vec![];
-            s.flatten_scalars(&v, &mut results);
-            Ok((Block { stmts, results }, v))
-        };
-        let (then, tv) = branch(self, t)?;
-        let (els, fv) = branch(self, f)?;
+        }
+        Ok((items, nodes, same, v?))
+    }
+
+    /// `if cond { then } else { els }`: a scalar `if` when neither branch
+    /// makes a node or an array, else an array-level `if` node whose
+    /// branches are bodies of their own (LANGUAGE.md).
+    fn choice(&mut self, cond: Operand, span: Span, then: &mut dyn FnMut(&mut Self) -> R<Val>, els: &mut dyn FnMut(&mut Self) -> R<Val>) -> R<Val> {
+        let (ti, tn, ts, tv) = self.branch(then)?;
+        let (ei, en, es, ev) = self.branch(els)?;
         let tt = self.ty_of(&tv);
-        let ft = self.ty_of(&fv);
+        let ft = self.ty_of(&ev);
         if !self.u.unify(&tt, &ft) {
             return Err(Diagnostic::error(
                 span,
                 format!("if branches have different types: {} and {}", self.u.show(&tt), self.u.show(&ft)),
             ));
         }
-        if contains_array(&tv) {
-            return Err(unsupported(span, "array-level `if`"));
+        if tn.is_empty() && en.is_empty() && !contains_array(&tv) && !contains_array(&ev) {
+            let stmts = |items: Vec<Item>| -> Vec<Stmt> { items.into_iter().map(|it| if let Item::Stmt(s) = it { s } else { unreachable!() }).collect() };
+            let (mut tr, mut er) = (vec![], vec![]);
+            self.flatten_scalars(&tv, &mut tr);
+            self.flatten_scalars(&ev, &mut er);
+            let mut dsts = vec![];
+            let v = self.rebuild(&tt, &mut |s, p| {
+                let d = s.new_var("t", p.clone(), span);
+                dsts.push(d);
+                Val::Scalar(Operand::Var(d), p)
+            });
+            let (then, els) = (Block { stmts: stmts(ti), results: tr }, Block { stmts: stmts(ei), results: er });
+            self.emit(Stmt::If { dsts, cond, then, els, span });
+            return Ok(v);
         }
-        let mut dsts = vec![];
-        let v = self.rebuild(&tt, &mut |s, p| {
-            let d = s.new_var("t", p.clone(), span);
-            dsts.push(d);
-            Val::Scalar(Operand::Var(d), p)
-        });
-        self.emit(Stmt::If { dsts, cond: co, then, els, span });
+        if self.worker_depth > 0 {
+            return Err(Diagnostic::error(span, "a worker function cannot choose between arrays")
+                .with_note("an `if` over arrays is array-level control flow: bind it with `let` outside the worker"));
+        }
+        let body = |name: &str, items: Vec<Item>, nodes: Vec<Node>, same_size, v: &Val, s: &Self| {
+            let mut results = vec![];
+            s.leaves_of(v, name, &mut results);
+            Function { name: name.into(), exported: false, recursive: false, span, params: vec![], results, items, nodes, vars: vec![], same_size }
+        };
+        let then = Box::new(body("then", ti, tn, ts, &tv, self));
+        let els = Box::new(body("else", ei, en, es, &ev, self));
+        // The outputs: fresh variables of the branches' type, leaf by leaf.
+        let mut outputs = vec![];
+        let v = self.fresh_like(&tt, span, &mut outputs);
+        // (What the branches read from outside is known once variables are
+        // final: `finish` fills in `inputs` and the captures.)
+        let f = Lambda { params: vec![], body: Block::default(), captures: vec![] };
+        self.push_node(span, NodeKind::If(If { f, cond, then, els, inputs: vec![], outputs }));
         Ok(v)
+    }
+
+    /// Every leaf of a value as a result leaf, in C order.
+    fn leaves_of(&self, v: &Val, name: &str, out: &mut Vec<Leaf>) {
+        match v {
+            Val::Scalar(o, _) => out.push(Leaf { c_name: format!("{}{}", name, out.len()), value: *o }),
+            Val::Tuple(vs) => vs.iter().for_each(|v| self.leaves_of(v, name, out)),
+            Val::Array { leaves, .. } => {
+                for l in leaves {
+                    out.push(Leaf { c_name: format!("{}{}", name, out.len()), value: Operand::Var(*l) });
+                }
+            }
+        }
+    }
+
+    /// A value of type `t` made of fresh variables (arrays as one array per
+    /// element leaf), pushed to `out` in C order.
+    fn fresh_like(&mut self, t: &ITy, span: Span, out: &mut Vec<VarId>) -> Val {
+        match self.u.shallow(t) {
+            ITy::Array(r, elem) => {
+                let mut leaves = vec![];
+                self.rebuild(&elem, &mut |s, p| {
+                    let x = s.new_var("arr", ITy::Array(r, Box::new(p.clone())), span);
+                    leaves.push(x);
+                    Val::Scalar(Operand::Var(x), p)
+                });
+                out.extend(&leaves);
+                Val::Array { leaves, rank: r, elem: (*elem).clone() }
+            }
+            ITy::Tuple(ts) => Val::Tuple(ts.iter().map(|t| self.fresh_like(t, span, out)).collect()),
+            other => {
+                let x = self.new_var("t", other.clone(), span);
+                out.push(x);
+                Val::Scalar(Operand::Var(x), other)
+            }
+        }
     }
 
     fn flatten_scalars(&self, v: &Val, out: &mut Vec<Operand>) {
@@ -747,10 +868,10 @@ impl<'a> Elab<'a> {
     fn call_user(&mut self, item: &ast::Item, vals: Vec<Val>, args: &[Expr], span: Span) -> R<Val> {
         let name = &item.name.name;
         if item.body.is_none() {
-            return self.call_extern(item, vals, args, span);
+            return self.call_extern(item, vals, args, span, Callee::Extern);
         }
-        if self.call_stack.contains(name) {
-            return Err(unsupported(span, "a recursive call"));
+        if self.recursive.contains(name) {
+            return self.call_extern(item, vals, args, span, Callee::Afc);
         }
         if vals.len() != item.params.len() {
             return Err(Diagnostic::error(
@@ -769,9 +890,7 @@ impl<'a> Elab<'a> {
         }
         self.scope_base = self.scopes.len();
         self.scopes.extend(bound);
-        self.call_stack.push(name.clone());
         let r = self.block(item.body.as_ref().unwrap(), false);
-        self.call_stack.pop();
         self.scopes.truncate(saved_len);
         self.scope_base = saved_base;
         let v = r?;
@@ -780,16 +899,19 @@ impl<'a> Elab<'a> {
         Ok(v)
     }
 
-    /// A call of an `extern fn`: one barrier node whose arguments and
-    /// results are the flattened leaves of the C signature.
-    fn call_extern(&mut self, item: &ast::Item, vals: Vec<Val>, args: &[Expr], span: Span) -> R<Val> {
+    /// A call of an `extern fn` or of a recursive function: one barrier
+    /// node whose arguments and results are the flattened leaves of the C
+    /// signature.
+    fn call_extern(&mut self, item: &ast::Item, vals: Vec<Val>, args: &[Expr], span: Span, callee: Callee) -> R<Val> {
         let name = &item.name.name;
         if self.worker_depth > 0 {
-            return Err(Diagnostic::error(span, format!("a worker function cannot call extern fn '{}'", name))
-                .with_note("an extern call is a fusion barrier on whole arrays: call it with `let` outside the worker"));
-        }
-        if !matches!(self.targets.last(), Some(Target::Top(_))) {
-            return Err(unsupported(span, "an extern call inside an `if` branch"));
+            return Err(match callee {
+                Callee::Extern => Diagnostic::error(span, format!("a worker function cannot call extern fn '{}'", name))
+                    .with_note("an extern call is a fusion barrier on whole arrays: call it with `let` outside the worker"),
+                Callee::Afc => Diagnostic::error(span, format!("a worker function cannot call the recursive function '{}'", name))
+                    .with_label(item.name.span, "recursive: compiled on its own, not inlined")
+                    .with_note("a recursive call is a fusion barrier (LANGUAGE.md): call it with `let` outside the worker, or write the loop as a fold or a scan"),
+            });
         }
         if vals.len() != item.params.len() {
             return Err(Diagnostic::error(span, format!("'{}' takes {} arguments, found {}", name, item.params.len(), vals.len()))
@@ -808,7 +930,7 @@ impl<'a> Elab<'a> {
         let f = Lambda { params: vec![], body: Block::default(), captures: vec![] };
         let mut inputs = vec![];
         vals.iter().for_each(|v| array_leaves(v, &mut inputs));
-        self.push_node(span, NodeKind::Extern(Extern { f, func: name.clone(), args: flat, inputs, outputs, arrays }));
+        self.push_node(span, NodeKind::Extern(Extern { f, func: name.clone(), callee, args: flat, inputs, outputs, arrays }));
         Ok(v)
     }
 
@@ -840,9 +962,6 @@ impl<'a> Elab<'a> {
                 format!("a worker function cannot call the combinator '{}'", name),
             )
             .with_note("nested parallelism is not part of the language: bind the inner array with `let` outside the worker"));
-        }
-        if !matches!(self.targets.last(), Some(Target::Top(_))) {
-            return Err(unsupported(span, "a combinator inside an `if` branch (array-level control flow)"));
         }
         let need = |n: usize| -> R<()> {
             if args.len() != n {
@@ -1249,18 +1368,22 @@ impl<'a> Elab<'a> {
             let p = vars[l.var.0 as usize].ty.prim();
             consts.insert(l.var, literal_const(&l.lit, l.negated, p, l.span)?);
         }
-        let mut f = Function { name: it.name.name.clone(), exported: it.exported, span: it.span, params, results, items, nodes: std::mem::take(&mut self.nodes), vars, same_size: std::mem::take(&mut self.same_size) };
+        let recursive = self.recursive.contains(&it.name.name);
+        let mut f = Function { name: it.name.name.clone(), exported: it.exported, recursive, span: it.span, params, results, items, nodes: std::mem::take(&mut self.nodes), vars, same_size: std::mem::take(&mut self.same_size) };
         fix_literals(&mut f, &consts);
         propagate_copies(&mut f);
+        finish_branches(&mut f);
         Ok(f)
     }
 }
 
-/// The span of the node a `let` binds: a combinator or extern call, under any `unzip`.
+/// The span of the node a `let` binds: a combinator, an extern or
+/// recursive call, or an `if`, under any `unzip`.
 fn principal_span(e: &Expr, is_extern: &dyn Fn(&str) -> bool) -> Option<Span> {
     match &e.kind {
         ExprKind::Call(f, args) if f.name == "unzip" && args.len() == 1 => principal_span(&args[0], is_extern),
         ExprKind::Call(f, _) if COMBINATORS.contains(&f.name.as_str()) || is_extern(&f.name) => Some(e.span),
+        ExprKind::If(..) => Some(e.span),
         _ => None,
     }
 }
@@ -1333,14 +1456,50 @@ fn fix_literals(f: &mut Function, consts: &std::collections::HashMap<VarId, Cons
     }
     for n in &mut f.nodes {
         block(&mut n.lambda_mut().body, consts);
+        for b in n.kind.comb_mut().bodies_mut() {
+            fix_literals(b, consts);
+        }
+    }
+}
+
+/// Gives every `if` branch the function's variable table, and each `if`
+/// the arrays (`inputs`) and scalars (its worker's captures) its branches
+/// read from outside; inner `if`s first, since what they read is read by
+/// the branch around them.
+fn finish_branches(f: &mut Function) {
+    let vars = f.vars.clone();
+    for n in &mut f.nodes {
+        let c = n.kind.comb_mut();
+        if c.bodies().is_empty() {
+            continue;
+        }
+        let mut free: Vec<VarId> = vec![];
+        for b in c.bodies_mut() {
+            b.vars = vars.clone();
+            finish_branches(b);
+            for v in b.free_vars() {
+                if !free.contains(&v) {
+                    free.push(v);
+                }
+            }
+        }
+        free.sort();
+        if let NodeKind::If(i) = &mut n.kind {
+            i.inputs = free.iter().copied().filter(|v| vars[v.0 as usize].ty.is_array()).collect();
+            i.f.captures = free.iter().copied().filter(|v| !vars[v.0 as usize].ty.is_array()).collect();
+        }
     }
 }
 
 /// Replaces variables bound to a constant or to another variable by what
 /// they copy, and drops those statements, so dumps show `x + 1.0`.
 fn propagate_copies(f: &mut Function) {
+    propagate(f, &mut Default::default());
+}
+
+/// Copy propagation in a function or a branch, with the copies made before it.
+fn propagate(f: &mut Function, map: &mut std::collections::HashMap<VarId, Operand>) {
     use std::collections::HashMap;
-    let mut map: HashMap<VarId, Operand> = HashMap::new();
     fn sub(map: &HashMap<VarId, Operand>, o: &mut Operand) {
         while let Operand::Var(v) = *o {
             match map.get(&v) {
@@ -1409,23 +1568,26 @@ fn propagate_copies(f: &mut Function) {
     for it in items {
         match it {
             Item::Stmt(mut s) => {
-                if let Some(s) = stmt(&mut map, &mut s) {
+                if let Some(s) = stmt(map, &mut s) {
                     f.items.push(Item::Stmt(s));
                 }
             }
             Item::Node(id) => {
                 let n = &mut f.nodes[id.0 as usize];
-                n.kind.comb_mut().operands_mut(&mut |v| sub_var(&map, v), &mut |o| sub(&map, o));
-                block(&mut map, &mut n.lambda_mut().body);
+                n.kind.comb_mut().operands_mut(&mut |v| sub_var(map, v), &mut |o| sub(map, o));
+                for b in n.kind.comb_mut().bodies_mut() {
+                    propagate(b, map);
+                }
+                block(map, &mut n.lambda_mut().body);
                 let l = n.lambda_mut();
                 l.captures = captures_of(&l.body, &l.params);
                 f.items.push(Item::Node(id));
             }
         }
     }
-    f.results.iter_mut().for_each(|l| sub(&map, &mut l.value));
+    f.results.iter_mut().for_each(|l| sub(map, &mut l.value));
     for (vs, _) in &mut f.same_size {
-        vs.iter_mut().for_each(|v| sub_var(&map, v));
+        vs.iter_mut().for_each(|v| sub_var(map, v));
     }
 }
 

@@ -31,7 +31,7 @@ pub use print::print;
 pub use verify::{block_fallible, reorderable, verify, CombineOp};
 
 use crate::diag::{SourceFile, Span};
-use crate::labelled::{Block, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};
+use crate::labelled::{Block, Callee, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};
 use indexmap::IndexMap;
 
 /// The run-time value of a size.
@@ -391,6 +391,8 @@ pub struct Call {
     pub cluster: usize,
     pub name: String,
     pub func: String,
+    /// C code (an `extern fn`), or a recursive function of this program.
+    pub callee: Callee,
     pub args: Vec<Operand>,
     pub outputs: Vec<VarId>,
     pub arrays: Vec<(Vec<VarId>, VarId)>,
@@ -401,11 +403,32 @@ pub struct Call {
     pub span: Span,
 }
 
+/// An array-level `if`, a cluster of its own: the steps of `then` or of
+/// `els` run as `cond` says, and `outputs` become what that branch yields.
+/// Arrays a branch makes become the outputs' storage; arrays it passes
+/// through from outside are copied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Branch {
+    pub cluster: usize,
+    pub name: String,
+    pub cond: Operand,
+    pub then: Vec<Step>,
+    pub then_results: Vec<Operand>,
+    pub els: Vec<Step>,
+    pub els_results: Vec<Operand>,
+    pub outputs: Vec<VarId>,
+    /// Dimensions of outputs whose size something else fixes (as a call's):
+    /// `(output, dimension, size)`, checked once the branch has run.
+    pub checks: Vec<(VarId, u8, SizeExpr)>,
+    pub span: Span,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
     Stmt(Stmt),
     Loop(LoopNest),
     Call(Call),
+    If(Branch),
     /// Checks that every array result fits the caller's storage, before
     /// anything is written there (LANGUAGE.md); from here on results are
     /// made in their final storage. Placed once every result's room is
@@ -416,6 +439,11 @@ pub enum Step {
 #[derive(Clone, Debug)]
 pub struct Function {
     pub name: String,
+    /// Exported: a global symbol with the C ABI of LANGUAGE.md. Otherwise
+    /// a recursive function only this object calls (with the same ABI).
+    pub exported: bool,
+    /// In a cycle of calls: its depth is checked on entry.
+    pub recursive: bool,
     pub params: Vec<Leaf>,
     pub results: Vec<Leaf>,
     pub vars: Vec<VarInfo>,
@@ -464,11 +492,58 @@ impl Function {
     pub fn location(&self, s: Span) -> &str {
         self.locations.get(&s).map(|s| s.as_str()).unwrap_or("?")
     }
-    pub fn nests(&self) -> impl Iterator<Item = &LoopNest> {
-        self.steps.iter().filter_map(|s| if let Step::Loop(n) = s { Some(n) } else { None })
+    /// Every loop nest, those in `if` branches included, in order.
+    pub fn nests(&self) -> Vec<&LoopNest> {
+        fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a LoopNest>) {
+            for s in steps {
+                match s {
+                    Step::Loop(n) => out.push(n),
+                    Step::If(b) => {
+                        walk(&b.then, out);
+                        walk(&b.els, out);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut out = vec![];
+        walk(&self.steps, &mut out);
+        out
     }
-    pub fn nests_mut(&mut self) -> impl Iterator<Item = &mut LoopNest> {
-        self.steps.iter_mut().filter_map(|s| if let Step::Loop(n) = s { Some(n) } else { None })
+    pub fn nests_mut(&mut self) -> Vec<&mut LoopNest> {
+        fn walk<'a>(steps: &'a mut [Step], out: &mut Vec<&'a mut LoopNest>) {
+            for s in steps {
+                match s {
+                    Step::Loop(n) => out.push(n),
+                    Step::If(b) => {
+                        walk(&mut b.then, out);
+                        walk(&mut b.els, out);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut out = vec![];
+        walk(&mut self.steps, &mut out);
+        out
+    }
+    /// Every call, those in `if` branches included.
+    pub fn calls(&self) -> Vec<&Call> {
+        fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Call>) {
+            for s in steps {
+                match s {
+                    Step::Call(c) => out.push(c),
+                    Step::If(b) => {
+                        walk(&b.then, out);
+                        walk(&b.els, out);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut out = vec![];
+        walk(&self.steps, &mut out);
+        out
     }
     /// The array results, each once, that this function makes itself
     /// (not parameters).
@@ -504,6 +579,7 @@ impl Function {
                 out.extend(c.arrays.iter().map(|(_, n)| *n));
                 out
             }
+            Step::If(b) => b.outputs.clone(),
             Step::CheckRoom => vec![],
         }
     }

@@ -756,7 +756,11 @@ impl Parser {
         self.expect(":")?;
         let outputs = self.typed_in("(", ")")?;
         self.expect("=")?;
-        self.expect("extern")?;
+        let callee = match self.ident()?.as_str() {
+            "extern" => Callee::Extern,
+            "afc" => Callee::Afc,
+            other => return Err(format!("a call is 'extern' or 'afc', found '{}'", other)),
+        };
         let func = self.ident()?;
         let args = self.operands_in("(", ")")?;
         self.expect("lengths")?;
@@ -765,20 +769,87 @@ impl Parser {
             p.expect("=")?;
             Ok((leaves, p.typed()?))
         })?;
+        let checks = self.checks()?;
+        let span = self.loc()?;
+        Ok(Call { cluster, name, func, callee, args, outputs, arrays, checks, span })
+    }
+
+    /// `checks [|%r|.d = size, …]`: dimensions of results checked once they are made.
+    fn checks(&mut self) -> R<Vec<(VarId, u8, SizeExpr)>> {
         self.expect("checks")?;
-        let checks = self.list("[", "]", |p| {
+        self.list("[", "]", |p| {
             let SizeExpr::Dim(r, d) = p.size()? else {
-                return Err("a call checks a dimension of its result: |%r|.d = size".into());
+                return Err("a check names a dimension of a result: |%r|.d = size".into());
             };
             p.expect("=")?;
             Ok((r, d, p.size()?))
-        })?;
+        })
+    }
+
+    fn branch(&mut self) -> R<Branch> {
+        self.expect("if")?;
+        let name = self.string()?;
+        self.expect("cluster")?;
+        let cluster = self.int()? as usize;
+        self.expect(":")?;
+        let outputs = self.typed_in("(", ")")?;
+        self.expect("=")?;
+        self.expect("if")?;
+        let cond = self.operand()?;
+        let checks = self.checks()?;
         let span = self.loc()?;
-        Ok(Call { cluster, name, func, args, outputs, arrays, checks, span })
+        self.expect("{")?;
+        let (then, then_results) = self.branch_steps()?;
+        self.expect("}")?;
+        self.expect("else")?;
+        self.expect("{")?;
+        let (els, els_results) = self.branch_steps()?;
+        self.expect("}")?;
+        Ok(Branch { cluster, name, cond, then, then_results, els, els_results, outputs, checks, span })
+    }
+
+    /// A branch's steps up to its `yield`.
+    fn branch_steps(&mut self) -> R<(Vec<Step>, Vec<Operand>)> {
+        let mut steps = vec![];
+        while !self.eat("yield") {
+            match self.step()? {
+                Some(s) => steps.push(s),
+                None => return self.err("a step or 'yield'"),
+            }
+        }
+        let mut results = vec![];
+        if !self.is("}") {
+            results.push(self.operand()?);
+            while self.eat(",") {
+                results.push(self.operand()?);
+            }
+        }
+        Ok((steps, results))
+    }
+
+    /// One step, if one starts here.
+    fn step(&mut self) -> R<Option<Step>> {
+        Ok(Some(if self.is("check") && matches!(self.peek_at(1), Tok::Ident(s) if s == "room") {
+            self.bump();
+            self.bump();
+            Step::CheckRoom
+        } else if self.is("nest") {
+            Step::Loop(self.nest()?)
+        } else if self.is("call") {
+            Step::Call(self.call()?)
+        } else if self.is("if") {
+            Step::If(self.branch()?)
+        } else if matches!(self.peek(), Tok::Var(..)) {
+            Step::Stmt(self.stmt()?)
+        } else {
+            return Ok(None);
+        }))
     }
 
     fn function(&mut self) -> R<Function> {
         self.vars.clear();
+        let exported = !self.eat("internal");
+        let recursive = self.eat("recursive");
         self.expect("fn")?;
         let name = self.ident()?;
         let params = self.list("(", ")", |p| {
@@ -812,14 +883,10 @@ impl Parser {
                 }
                 capacity.insert(v, if self.eat("room") { self.size()? } else { shape[0] });
                 sizes.insert(v, shape);
-            } else if self.is("check") && matches!(self.peek_at(1), Tok::Ident(s) if s == "room") {
-                self.bump();
-                self.bump();
-                steps.push(Step::CheckRoom);
             } else if self.is("staged") {
                 self.bump();
                 staged = self.vars_in("[", "]")?;
-            } else if self.is("check") {
+            } else if self.is("check") && !matches!(self.peek_at(1), Tok::Ident(s) if s == "room") {
                 self.bump();
                 self.expect("same")?;
                 self.expect("size")?;
@@ -835,14 +902,10 @@ impl Parser {
                     "libmvec" => vector_math = Some(VectorMath::Libmvec),
                     other => return Err(format!("unknown vector math library '{}' (libmvec)", other)),
                 }
-            } else if self.is("nest") {
-                steps.push(Step::Loop(self.nest()?));
-            } else if self.is("call") {
-                steps.push(Step::Call(self.call()?));
-            } else if matches!(self.peek(), Tok::Var(..)) {
-                steps.push(Step::Stmt(self.stmt()?));
+            } else if let Some(step) = self.step()? {
+                steps.push(step);
             } else {
-                return self.err("'size', 'check', 'vector math', 'staged', 'nest', 'call', a statement or '}'");
+                return self.err("'size', 'check', 'vector math', 'staged', 'nest', 'call', 'if', a statement or '}'");
             }
         }
         let mut vars = vec![];
@@ -854,7 +917,7 @@ impl Parser {
                 None => VarInfo { name: "unused".into(), ty: VarTy::Scalar(Prim::I64), span: Span::default() },
             });
         }
-        Ok(Function { name, params, results, vars, steps, sizes, capacity, same_size, vector_math, staged, locations: std::mem::take(&mut self.locations), span })
+        Ok(Function { name, exported, recursive, params, results, vars, steps, sizes, capacity, same_size, vector_math, staged, locations: std::mem::take(&mut self.locations), span })
     }
 }
 

@@ -251,7 +251,7 @@ impl P<'_> {
         self.line(indent, "}");
     }
 
-    fn nest(&mut self, n: &LoopNest) {
+    fn nest(&mut self, n: &LoopNest, indent: usize) {
         let stores: Vec<String> = n
             .stores
             .iter()
@@ -259,10 +259,10 @@ impl P<'_> {
             .collect();
         let streaming = n.streaming_from.map(|k| format!(" streaming from {}", k)).unwrap_or_default();
         let head = format!("nest {}{} stores [{}]{} {{", n.cluster, streaming, stores.join(", "), self.loc(n.span));
-        self.line(1, &head);
+        self.line(indent, &head);
         for (o, span) in &n.checks {
             let text = format!("check {} >= 0{}", self.operand(o), self.loc(*span));
-            self.line(2, &text);
+            self.line(indent + 1, &text);
         }
         for gi in &n.labels {
             let text = match &gi.index {
@@ -279,27 +279,68 @@ impl P<'_> {
                     format!("label {} = transposed[order {}] of transpose {:?} reading |{}|", gi.label, gi.order, gi.name, self.var(gi.source))
                 }
             };
-            self.line(2, &text);
+            self.line(indent + 1, &text);
         }
-        self.looop(&n.root, 2);
-        self.line(1, "}");
+        self.looop(&n.root, indent + 1);
+        self.line(indent, "}");
     }
 
-    fn call(&mut self, c: &Call) {
+    fn call(&mut self, c: &Call, indent: usize) {
         let lens: Vec<String> = c.arrays.iter().map(|(l, n)| format!("({}) = {}", self.vars(l), self.typed(*n))).collect();
-        let checks: Vec<String> = c.checks.iter().map(|(r, d, size)| format!("{} = {}", self.size(&SizeExpr::Dim(*r, *d)), self.size(size))).collect();
+        let checks = self.checks(&c.checks);
         let text = format!(
-            "call {:?} cluster {}: ({}) = extern {}({}) lengths [{}] checks [{}]{}",
+            "call {:?} cluster {}: ({}) = {} {}({}) lengths [{}] checks [{}]{}",
             c.name,
             c.cluster,
             self.typed_vars(&c.outputs),
+            match c.callee {
+                Callee::Extern => "extern",
+                Callee::Afc => "afc",
+            },
             c.func,
             self.operands(&c.args),
             lens.join(", "),
-            checks.join(", "),
+            checks,
             self.loc(c.span)
         );
-        self.line(1, &text);
+        self.line(indent, &text);
+    }
+
+    fn checks(&self, cs: &[(VarId, u8, SizeExpr)]) -> String {
+        cs.iter().map(|(r, d, size)| format!("{} = {}", self.size(&SizeExpr::Dim(*r, *d)), self.size(size))).collect::<Vec<_>>().join(", ")
+    }
+
+    fn branch(&mut self, b: &Branch, indent: usize) {
+        let head = format!(
+            "if {:?} cluster {}: ({}) = if {} checks [{}]{} {{",
+            b.name,
+            b.cluster,
+            self.typed_vars(&b.outputs),
+            self.operand(&b.cond),
+            self.checks(&b.checks),
+            self.loc(b.span)
+        );
+        self.line(indent, &head);
+        self.steps(&b.then, indent + 1);
+        let y = format!("yield {}", self.operands(&b.then_results));
+        self.line(indent + 1, &y);
+        self.line(indent, "} else {");
+        self.steps(&b.els, indent + 1);
+        let y = format!("yield {}", self.operands(&b.els_results));
+        self.line(indent + 1, &y);
+        self.line(indent, "}");
+    }
+
+    fn steps(&mut self, steps: &[Step], indent: usize) {
+        for s in steps {
+            match s {
+                Step::Stmt(s) => self.stmt(s, indent),
+                Step::Loop(n) => self.nest(n, indent),
+                Step::Call(c) => self.call(c, indent),
+                Step::If(b) => self.branch(b, indent),
+                Step::CheckRoom => self.line(indent, "check room"),
+            }
+        }
     }
 
     fn function(&mut self) {
@@ -313,7 +354,13 @@ impl P<'_> {
             })
             .collect();
         let rs: Vec<String> = f.results.iter().map(|l| format!("{} = {}", l.c_name, self.operand(&l.value))).collect();
-        let head = format!("fn {}({}) -> ({}){} {{", f.name, ps.join(", "), rs.join(", "), self.loc(f.span));
+        let kind = match (f.exported, f.recursive) {
+            (true, false) => "",
+            (true, true) => "recursive ",
+            (false, true) => "internal recursive ",
+            (false, false) => "internal ",
+        };
+        let head = format!("{}fn {}({}) -> ({}){} {{", kind, f.name, ps.join(", "), rs.join(", "), self.loc(f.span));
         self.line(0, &head);
         for (v, s) in &f.sizes {
             let room = match f.capacity.get(v) {
@@ -334,14 +381,7 @@ impl P<'_> {
             let text = format!("staged [{}]", self.vars(&f.staged));
             self.line(1, &text);
         }
-        for s in &f.steps {
-            match s {
-                Step::Stmt(s) => self.stmt(s, 1),
-                Step::Loop(n) => self.nest(n),
-                Step::Call(c) => self.call(c),
-                Step::CheckRoom => self.line(1, "check room"),
-            }
-        }
+        self.steps(&f.steps, 1);
         self.line(0, "}");
     }
 }

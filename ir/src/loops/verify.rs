@@ -315,10 +315,13 @@ pub fn verify(f: &Function) -> Result<(), String> {
     }
     let mut known: IndexSet<VarId> = in_memory.clone();
     for step in &f.steps {
-        if let Step::Call(c) = step {
-            if let Some(o) = c.outputs.iter().find(|o| results.contains(o) && !f.staged.contains(o)) {
-                return Err(format!("result %{} is made by extern call '{}' in its own buffer, but is not staged", f.var_name(*o), c.name));
-            }
+        let (outputs, name) = match step {
+            Step::Call(c) => (&c.outputs, &c.name),
+            Step::If(b) => (&b.outputs, &b.name),
+            _ => continue,
+        };
+        if let Some(o) = outputs.iter().find(|o| results.contains(o) && !f.staged.contains(o)) {
+            return Err(format!("result %{} is made by '{}' in a buffer of its own, but is not staged", f.var_name(*o), name));
         }
     }
     for step in &f.steps {
@@ -348,21 +351,52 @@ pub fn verify(f: &Function) -> Result<(), String> {
         }
         known.extend(defs);
     }
-    for step in &f.steps {
+    steps(f, &f.steps, &mut in_memory, true)
+}
+
+/// Checks steps in order; `in_memory` is what is in memory before them.
+fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, top: bool) -> Result<(), String> {
+    for step in steps_ {
         match step {
-            Step::Stmt(_) | Step::CheckRoom => {}
+            Step::Stmt(_) => {}
+            Step::CheckRoom if top => {}
+            Step::CheckRoom => return Err("'check room' inside an `if` branch".into()),
             Step::Call(c) => {
                 for a in &c.args {
                     if let Operand::Var(v) = a {
                         if f.var(*v).ty.is_array() && !in_memory.contains(v) {
-                            return Err(format!("extern call '{}' passes %{} which is not in memory", c.name, f.var_name(*v)));
+                            return Err(format!("call '{}' passes %{} which is not in memory", c.name, f.var_name(*v)));
                         }
                     }
                 }
                 in_memory.extend(c.outputs.iter().copied());
             }
+            Step::If(b) => {
+                for (body, results) in [(&b.then, &b.then_results), (&b.els, &b.els_results)] {
+                    if results.len() != b.outputs.len() {
+                        return Err(format!("a branch of '{}' yields {} values for {} outputs", b.name, results.len(), b.outputs.len()));
+                    }
+                    let mut inner = in_memory.clone();
+                    steps(f, body, &mut inner, false)?;
+                    for (r, o) in results.iter().zip(&b.outputs) {
+                        match r {
+                            Operand::Var(v) if f.var(*v).ty.is_array() => {
+                                if !inner.contains(v) {
+                                    return Err(format!("a branch of '{}' yields %{}, which is not in memory", b.name, f.var_name(*v)));
+                                }
+                                if f.var(*v).ty != f.var(*o).ty {
+                                    return Err(format!("a branch of '{}' yields %{} for %{} of another type", b.name, f.var_name(*v), f.var_name(*o)));
+                                }
+                            }
+                            _ if f.var(*o).ty.is_array() => return Err(format!("a branch of '{}' yields a scalar for array %{}", b.name, f.var_name(*o))),
+                            _ => {}
+                        }
+                    }
+                }
+                in_memory.extend(b.outputs.iter().copied().filter(|o| f.var(*o).ty.is_array()));
+            }
             Step::Loop(n) => {
-                let v = V { f, nest: n, in_memory: &in_memory };
+                let v = V { f, nest: n, in_memory };
                 let elements = v.looop(&n.root, &mut vec![])?;
                 for s in &n.stores {
                     let produced_here = n.root.body.leaves().iter().any(|l| l.array_outs().contains(&s.array))
