@@ -2,7 +2,10 @@
 """Randomised differential testing: generates well-typed .acc programs of
 the compiled subset (map, zip, unzip, generate, iota, fold, filter — nested,
 fused and manifest — scanl, prescanl, scanr, reverse, force, gather,
-backpermute, scatter, cross, extern calls (Inputs/externs.c, with Inputs/externs.acc as
+backpermute, scatter, cross; rank-2 and rank-3 generates, maps, row folds,
+transposes, element reads and tuple-index gathers, matrix parameters;
+array-valued if; recursive functions on halves and filtered parts; extern
+calls (Inputs/externs.c, with Inputs/externs.acc as
 the interpreter's oracle), length, scalar
 code with tuples, if, select, indexing, casts, built-ins) and random inputs,
 then checks with check-run.sh that every fusion mode, from C drivers with
@@ -30,6 +33,7 @@ ALL = NUM + ["bool"]
 class Gen:
     def __init__(self, rng):
         self.uses_externs = False
+        self.helpers = []
         self.r = rng
         self.n = 0
 
@@ -127,8 +131,24 @@ class Gen:
         def all_arrays():
             return [a for c in classes.values() for a in c]
 
+        # Matrices and rank-3 arrays: (name, elem type, dims), a dim being
+        # a size class's name or a small constant.
+        mats = []
+        if r.random() < 0.15:
+            t = r.choice(ALL)
+            mats.append(("pm", t, ["n", "pmc"]))
+            params.append(("pm", "[%s]" % t))
         for _ in range(r.randint(2, 8)):
-            k = r.random()
+            k = r.random() * 1.25
+            if k >= 1.0:
+                cls = r.choice([c for c in classes if classes[c]])
+                if k < 1.13:
+                    self.matrix(lines, classes, power, mats, env, cls, all_arrays)
+                elif k < 1.19:
+                    self.array_if(lines, classes, power, env, cls, all_arrays)
+                else:
+                    self.recursion(lines, classes, power, env, cls)
+                continue
             cls = r.choice([c for c in classes if classes[c]])
             arrays = classes[cls]
             if k < 0.3:
@@ -283,12 +303,14 @@ class Gen:
                     else:
                         lines.append("let %s = generate(length(%s), |%s| %s);" % (name, base, i, self.expr(t, env + [(i, "i64")], all_arrays(), 3)))
                     arrays.append((name, t))
-            else:
+            elif k < 1.0:
                 t = r.choice(ALL)
                 name = self.fresh("c")
                 lines.append("let %s = %s;" % (name, self.expr(t, env, all_arrays(), 3)))
                 env.append((name, t))
         pool = [a for a in all_arrays() if a not in params]
+        mat_types = {n: "[" * len(d) + t + "]" * len(d) for n, t, d in mats if n != "pm"}
+        pool += [(n, None) for n in mat_types if r.random() < 0.6]
         outs = r.sample(pool, min(len(pool), r.randint(1, 3)))
         sc = [n for n, _ in env if n != "k"]
         if sc:
@@ -300,6 +322,8 @@ class Gen:
         types.update({n: t for n, t in env})
 
         def ty_of(n):
+            if n in mat_types:
+                return mat_types[n]
             return "[%s]" % types[n] if n in arr_types else types[n]
         ret = [ty_of(n) for n, _ in outs]
         sig = ", ".join(["%s: [%s]" % p for p in params] + ["k: i64" for _ in scal])
@@ -307,8 +331,128 @@ class Gen:
             rt, rv = ret[0], outs[0][0]
         else:
             rt, rv = "(%s)" % ", ".join(ret), "(%s)" % ", ".join(n for n, _ in outs)
-        src = "export fn f(%s) -> %s {\n    %s\n    %s\n}\n" % (sig, rt, "\n    ".join(lines), rv)
+        src = "".join(self.helpers) + "export fn f(%s) -> %s {\n    %s\n    %s\n}\n" % (sig, rt, "\n    ".join(lines), rv)
         return src, params, scal
+
+    def matrix(self, lines, classes, power, mats, env, cls, all_arrays):
+        """A rank-2 or rank-3 step: a generate with a shape tuple, a map over
+        matrices of one shape, a fold along rows, a transpose, an element
+        read, or a gather with tuple indices."""
+        r = self.r
+        kind = r.randint(0, 6) if mats else 0
+        name = self.fresh("M")
+        if kind <= 1 and power[cls] <= 2:
+            src, _ = r.choice(classes[cls])
+            t = r.choice(ALL)
+            rank3 = power[cls] == 1 and r.random() < 0.3
+            dims = [cls] + ([str(r.choice([1, 2]))] if rank3 else []) + [str(r.choice([0, 1, 2, 3]))]
+            ix = [self.fresh("i") for _ in dims]
+            shape = ", ".join(["length(%s)" % src] + dims[1:])
+            body = self.expr(t, env + [(i, "i64") for i in ix], all_arrays(), 3)
+            lines.append("let %s = generate((%s), |%s| %s);" % (name, shape, ", ".join(ix), body))
+            mats.append((name, t, dims))
+            return
+        if not mats:
+            return
+        m, t, dims = r.choice(mats)
+        if kind == 2:
+            same = [x for x in mats if x[2] == dims and x[1] in NUM] if r.random() < 0.5 else [(m, t, dims)]
+            ins = r.sample(same, min(len(same), r.randint(1, 2))) or [(m, t, dims)]
+            xs = [self.fresh("x") for _ in ins]
+            t2 = r.choice(ALL)
+            body = self.expr(t2, env + [(x, e) for x, (_, e, _) in zip(xs, ins)], all_arrays(), 3)
+            lines.append("let %s = map(|%s| %s, %s);" % (name, ", ".join(xs), body, ", ".join(n for n, _, _ in ins)))
+            mats.append((name, t2, dims))
+        elif kind == 3 and t in NUM:
+            op = r.choice(["(+)", "min", "max"])
+            lines.append("let %s = fold(%s, %s, %s);" % (name, op, self.lit(t, True), m))
+            rest = dims[:-1]
+            if len(rest) > 1:
+                mats.append((name, t, rest))
+            elif rest[0] in classes:
+                classes[rest[0]].append((name, t))
+            else:
+                classes["r" + name] = [(name, t)]
+                power["r" + name] = 1
+        elif kind == 4 and len(dims) == 2:
+            lines.append("let %s = transpose(%s);" % (name, m))
+            mats.append((name, t, dims[::-1]))
+        elif kind == 5 and len(dims) == 2:
+            rr, cc, v = self.fresh("r"), self.fresh("c"), self.fresh("v")
+            lines.append("let (%s, %s) = shape(%s);" % (rr, cc, m))
+            env += [(rr, "i64"), (cc, "i64")]
+            i = self.expr("i64", env, [], 2)
+            lines.append("let %s = %s[abs(%s) %% max(%s, 1), (abs(%s) + 1) %% max(%s, 1)];" % (v, m, i, rr, i, cc))
+            env.append((v, t))
+        elif len(dims) == 2:
+            src, et = r.choice(classes[cls])
+            rr, cc, ix, x = self.fresh("r"), self.fresh("c"), self.fresh("ix"), self.fresh("z")
+            lines.append("let (%s, %s) = shape(%s);" % (rr, cc, m))
+            wrap = r.random() < 0.85
+            i0 = "abs(i64(%s)) %% max(%s, 1)" % (x, rr) if wrap else "i64(%s)" % x
+            i1 = "(abs(i64(%s)) + 1) %% max(%s, 1)" % (x, cc) if wrap else "0"
+            lines.append("let %s = map(|%s| (%s, %s), %s);" % (ix, x, i0, i1, src))
+            lines.append("let %s = gather(%s, %s);" % (name, ix, m))
+            classes[cls].append((name, t))
+
+    def array_if(self, lines, classes, power, env, cls, all_arrays):
+        """An array-valued if: each branch its own clusters, the result of a
+        size the branches need not agree on."""
+        r = self.r
+        src, et = r.choice(classes[cls])
+        name = self.fresh("b")
+        x = self.fresh("y")
+
+        def branch():
+            k = r.randint(0, 3)
+            if k == 0:
+                return src
+            if k == 1:
+                return "map(|%s| %s, %s)" % (x, self.expr(et, env + [(x, et)], all_arrays(), 2), src)
+            if k == 2:
+                return "filter(|%s| %s, %s)" % (x, self.expr("bool", env + [(x, et)], all_arrays(), 2), src)
+            if et in NUM:
+                s = self.fresh("bs")
+                return "{ let %s = fold(max, %s, %s); map(|%s| %s - %s, %s) }" % (s, self.lit(et, True), src, x, x, s, src)
+            return "reverse(%s)" % src
+        cond = self.expr("bool", env + [("length(%s)" % src, "i64")], all_arrays(), 2)
+        lines.append("let %s = if %s { %s } else { %s };" % (name, cond, branch(), branch()))
+        classes["i" + name] = [(name, et)]
+        power["i" + name] = power[cls]
+
+    def recursion(self, lines, classes, power, env, cls):
+        """A call of a generated recursive function: divide and conquer on
+        halves, or recursion on a filtered part, at most 4 deep."""
+        r = self.r
+        src, et = r.choice(classes[cls])
+        fn, x, xs = self.fresh("rec"), self.fresh("y"), self.fresh("xs")
+        name = self.fresh("h")
+        leaf = self.expr(et, [(x, et), ("d", "i64")], [], 2)
+        if et in NUM and r.random() < 0.5:
+            # A scalar result: sums of the parts' results.
+            op = "+" if et != "bool" else "^"
+            cond = self.expr("bool", [(x, et)], [], 2)
+            self.helpers.append(
+                "fn %s(%s: [%s], d: i64) -> %s {\n"
+                "    if d <= 0 || length(%s) <= 1 { fold((+), %s, map(|%s| %s, %s)) }\n"
+                "    else { %s(filter(|%s| %s, %s), d - 1) %s %s(filter(|%s| !%s, %s), d - 1) }\n}\n"
+                % (fn, xs, et, et, xs, self.lit(et, True), x, leaf, xs,
+                   fn, x, cond, xs, op, fn, x, cond, xs))
+            lines.append("let %s = %s(%s, %d);" % (name, fn, src, r.randint(0, 4)))
+            env.append((name, et))
+            return
+        self.helpers.append(
+            "fn %s(%s: [%s], d: i64) -> [%s] {\n"
+            "    if d <= 0 || length(%s) <= 1 { map(|%s| %s, %s) } else {\n"
+            "        let h = length(%s) / 2;\n"
+            "        let a = %s(generate(h, |i| %s[i]), d - 1);\n"
+            "        let b = %s(generate(length(%s) - h, |i| %s[i + h]), d - 1);\n"
+            "        generate(length(a) + length(b), |i| if i < length(a) { b[length(b) - 1 - i %% max(length(b), 1)] } else { a[i - length(a)] })\n"
+            "    }\n}\n"
+            % (fn, xs, et, et, xs, x, leaf, xs, xs, fn, xs, fn, xs, xs))
+        lines.append("let %s = %s(%s, %d);" % (name, fn, src, r.randint(0, 4)))
+        classes["h" + name] = [(name, et)]
+        power["h" + name] = power[cls]
 
     def declarations(self):
         """The extern fns of Inputs/externs.c, declared."""
@@ -325,7 +469,12 @@ class Gen:
         args = []
         for i, (_, t) in enumerate(params):
             m = n if not (i > 0 and r.random() < 0.05) else n + 1  # sometimes a size mismatch
-            args.append("[%s]" % ",".join(self.value(t) for _ in range(m)))
+            if t.startswith("["):
+                # A matrix parameter: n rows, row-major.
+                c = r.choice([0, 1, 2, 3])
+                args.append("%dx%d:[%s]" % (m, c, ",".join(self.value(t[1:-1]) for _ in range(m * c))))
+            else:
+                args.append("[%s]" % ",".join(self.value(t) for _ in range(m)))
         for _ in scal:
             args.append(str(r.choice([0, 1, 3, 4, -1]) if r.random() < 0.95 else -2))
         return args
