@@ -199,16 +199,20 @@ impl Cx<'_> {
             }
         }
         let mut steps = vec![];
-        let flush = |pending: &mut Vec<Stmt>, available: &mut HashSet<VarId>, steps: &mut Vec<Step>| loop {
-            let pos = pending.iter().position(|s| stmt_uses(s).iter().all(|v| available.contains(v)));
-            match pos {
-                Some(i) => {
-                    let s = pending.remove(i);
+        // Emits every waiting statement whose inputs exist, in source order.
+        // One pass suffices: a statement only uses what earlier ones define.
+        // (Linear, so a 200,000-statement function lowers in linear time.)
+        let flush = |pending: &mut Vec<Stmt>, available: &mut HashSet<VarId>, steps: &mut Vec<Step>| {
+            let mut waiting = Vec::with_capacity(pending.len());
+            for s in pending.drain(..) {
+                if stmt_uses(&s).iter().all(|v| available.contains(v)) {
                     available.extend(stmt_defs(&s));
                     steps.push(Step::Stmt(s));
+                } else {
+                    waiting.push(s);
                 }
-                None => break,
             }
+            *pending = waiting;
         };
         flush(&mut pending, &mut available, &mut steps);
         for (k, (members, t)) in c.clusters.iter().zip(&st.trees).enumerate() {

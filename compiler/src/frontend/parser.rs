@@ -5,8 +5,14 @@ use afc_ir::ast::*;
 use afc_ir::diag::{Diagnostic, Span};
 use afc_ir::types::Prim;
 
+/// How deeply expressions, types and patterns may nest (parentheses,
+/// blocks, calls, operators' operands, `if`s, unary operators): deeper
+/// input is refused with a diagnostic rather than recursing without bound.
+/// Long flat chains (`a + b + … + z`) do not nest and are not limited.
+pub const MAX_NESTING: u32 = 500;
+
 pub fn parse(tokens: Vec<Token>) -> Result<Program, Diagnostic> {
-    let mut p = Parser { toks: tokens, pos: 0 };
+    let mut p = Parser { toks: tokens, pos: 0, depth: 0 };
     let mut items = vec![];
     while p.peek() != &Tok::Eof {
         items.push(p.item()?);
@@ -17,6 +23,8 @@ pub fn parse(tokens: Vec<Token>) -> Result<Program, Diagnostic> {
 struct Parser {
     toks: Vec<Token>,
     pos: usize,
+    /// The current nesting depth (MAX_NESTING).
+    depth: u32,
 }
 
 fn describe(t: &Tok) -> String {
@@ -118,7 +126,23 @@ impl Parser {
         Ok(Item { name, exported, body, params, ret, span: start.to(self.prev_span()) })
     }
 
+    /// Runs `f` one nesting level deeper, refusing to go past MAX_NESTING.
+    fn nested<T>(&mut self, what: &str, f: impl FnOnce(&mut Self) -> Result<T, Diagnostic>) -> Result<T, Diagnostic> {
+        if self.depth >= MAX_NESTING {
+            return Err(Diagnostic::error(self.span(), format!("{} nested too deeply (more than {} levels)", what, MAX_NESTING))
+                .with_note("split it with `let` bindings"));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
     fn ty(&mut self) -> Result<TypeExpr, Diagnostic> {
+        self.nested("type", Self::ty_inner)
+    }
+
+    fn ty_inner(&mut self) -> Result<TypeExpr, Diagnostic> {
         let start = self.span();
         if self.eat("[") {
             let mut rank = 1u8;
@@ -200,6 +224,10 @@ impl Parser {
     }
 
     fn pat(&mut self) -> Result<Pat, Diagnostic> {
+        self.nested("pattern", Self::pat_inner)
+    }
+
+    fn pat_inner(&mut self) -> Result<Pat, Diagnostic> {
         let start = self.span();
         if self.eat("(") {
             let mut ps = vec![];
@@ -280,6 +308,10 @@ impl Parser {
     }
 
     fn unary(&mut self) -> Result<Expr, Diagnostic> {
+        self.nested("expression", Self::unary_inner)
+    }
+
+    fn unary_inner(&mut self) -> Result<Expr, Diagnostic> {
         let start = self.span();
         let op = if self.is("-") {
             Some(UnOp::Neg)
