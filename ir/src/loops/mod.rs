@@ -492,23 +492,24 @@ impl Function {
     pub fn location(&self, s: Span) -> &str {
         self.locations.get(&s).map(|s| s.as_str()).unwrap_or("?")
     }
-    /// Every loop nest, those in `if` branches included, in order.
-    pub fn nests(&self) -> Vec<&LoopNest> {
-        fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a LoopNest>) {
+    /// Every step, those in `if` branches included (after their `if`), in order.
+    pub fn all_steps(&self) -> Vec<&Step> {
+        fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Step>) {
             for s in steps {
-                match s {
-                    Step::Loop(n) => out.push(n),
-                    Step::If(b) => {
-                        walk(&b.then, out);
-                        walk(&b.els, out);
-                    }
-                    _ => {}
+                out.push(s);
+                if let Step::If(b) = s {
+                    walk(&b.then, out);
+                    walk(&b.els, out);
                 }
             }
         }
         let mut out = vec![];
         walk(&self.steps, &mut out);
         out
+    }
+    /// Every loop nest, those in `if` branches included, in order.
+    pub fn nests(&self) -> Vec<&LoopNest> {
+        self.all_steps().into_iter().filter_map(|s| if let Step::Loop(n) = s { Some(n) } else { None }).collect()
     }
     pub fn nests_mut(&mut self) -> Vec<&mut LoopNest> {
         fn walk<'a>(steps: &'a mut [Step], out: &mut Vec<&'a mut LoopNest>) {
@@ -529,21 +530,7 @@ impl Function {
     }
     /// Every call, those in `if` branches included.
     pub fn calls(&self) -> Vec<&Call> {
-        fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Call>) {
-            for s in steps {
-                match s {
-                    Step::Call(c) => out.push(c),
-                    Step::If(b) => {
-                        walk(&b.then, out);
-                        walk(&b.els, out);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let mut out = vec![];
-        walk(&self.steps, &mut out);
-        out
+        self.all_steps().into_iter().filter_map(|s| if let Step::Call(c) = s { Some(c) } else { None }).collect()
     }
     /// The array results, each once, that this function makes itself
     /// (not parameters).
