@@ -15,7 +15,7 @@ RUNTIME := $(BUILD)/libafcrt.a
 export AFC_FUZZ_SEED ?= 1
 export AFC_FUZZ_COUNT ?= 60
 
-.PHONY: all deps build demo test unit lit bench clean
+.PHONY: all deps build demo test unit lit bench bench-ilp clean
 
 all: build
 
@@ -46,6 +46,11 @@ test: unit lit
 
 bench: build
 	./testsuite/bench/run.sh
+
+# The clustering ILP's scaling on random programs of 25-400 combinators
+# (docs/ilp.md); AFC_ILP_SIZES, AFC_ILP_SEEDS, AFC_ILP_FLAGS adjust it.
+bench-ilp: build
+	./testsuite/bench/ilp/run.sh
 
 clean:
 	cargo clean

@@ -2,6 +2,7 @@
 //! what `--emit` asks for, writes outputs atomically (a failed compilation
 //! leaves no partial file), and renders diagnostics.
 
+use std::sync::Mutex;
 use crate::cluster::{ClusterConfig, FusionMode, IlpModel};
 use crate::pipeline::{self, Options};
 use afc_ir::diag::{render_all, SourceFile};
@@ -75,8 +76,15 @@ pub struct Cli {
     /// The ILP formulation: `edge` (edge-local, papers/002) or `pairs` (all pairs, papers/000).
     #[arg(long, value_enum, default_value = "edge")]
     pub ilp_model: IlpModel,
-    /// Seconds the ILP solver may spend on one function.
-    #[arg(long, default_value_t = 10.0)]
+    /// Branch-and-bound nodes the ILP solver may explore for one function:
+    /// the deterministic limit (default: scaled with the model's size,
+    /// docs/ilp.md). The best clustering found is used when it is reached.
+    #[arg(long, value_name = "N")]
+    pub ilp_nodes: Option<u64>,
+    /// Seconds the ILP solver may spend on one function: a safety net that
+    /// makes the result depend on the machine's speed, reported when it
+    /// fires (-v).
+    #[arg(long, default_value_t = 10.0, value_parser = non_negative_seconds)]
     pub ilp_time_limit: f64,
     /// Run the verifiers after every pass (always on in debug builds).
     #[arg(long)]
@@ -97,11 +105,36 @@ pub struct Cli {
     pub args: Vec<String>,
 }
 
+/// The input file and the pass running now, for the report of an internal
+/// compiler error (main.rs).
+static INPUT: Mutex<Option<String>> = Mutex::new(None);
+static PASS: Mutex<&'static str> = Mutex::new("driver");
+
+pub fn current_input() -> Option<String> {
+    INPUT.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+pub fn current_pass() -> String {
+    PASS.lock().unwrap_or_else(|e| e.into_inner()).to_string()
+}
+
+pub fn set_pass(name: &'static str) {
+    *PASS.lock().unwrap_or_else(|e| e.into_inner()) = name;
+}
+
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    *INPUT.lock().unwrap_or_else(|e| e.into_inner()) = Some(cli.file.display().to_string());
     match run(&cli) {
         Ok(()) => 0,
         Err(code) => code,
+    }
+}
+
+fn non_negative_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x >= 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("'{}' is not a number of seconds (0 or more)", s)),
     }
 }
 
@@ -120,7 +153,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
     let llc = if cli.target.is_none() && cli.cpu.is_none() { crate::strategy::host_llc_bytes() } else { None };
     let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes: llc.unwrap_or(crate::strategy::DEFAULT_LLC_BYTES) };
     let opts = Options {
-        cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, time_limit: cli.ilp_time_limit },
+        cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, nodes: cli.ilp_nodes, time_limit: cli.ilp_time_limit, solver: &afc_cluster_cbc::Cbc },
         strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts) },
         verify: cli.verify || cfg!(debug_assertions),
         verbose: cli.verbose,
@@ -204,6 +237,7 @@ fn back_end(cli: &Cli, loops: &afc_ir::loops::Program, copts: &afc_codegen_llvm:
         return Ok(());
     }
     let module = cli.file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "afc".into());
+    set_pass("codegen");
     let art = afc_codegen_llvm::compile(loops, &module, copts, emits.contains(&Emit::Asm), emits.contains(&Emit::Obj)).map_err(|e| fail(&e))?;
     if emits.contains(&Emit::LlvmIr) {
         *text_out += &art.llvm_ir;

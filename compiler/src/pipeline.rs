@@ -45,8 +45,14 @@ pub struct Stages {
 }
 
 fn ice(pass: &str, what: &str, dump: &str) -> ! {
-    eprintln!("internal compiler error: after pass '{}': {}\n{}", pass, what, dump);
-    std::process::exit(70);
+    afc_ir::ice::fail(pass, what, dump)
+}
+
+/// A testing hook (`testsuite/diagnostics/internal-errors.test`):
+/// `AFC_TEST_CORRUPT=PASS` corrupts that pass's output, so the check after
+/// it must catch it and take the internal-error path.
+pub fn corrupt(pass: &str) -> bool {
+    std::env::var("AFC_TEST_CORRUPT").map(|v| v == pass).unwrap_or(false)
 }
 
 struct Timer {
@@ -54,7 +60,8 @@ struct Timer {
 }
 
 impl Timer {
-    fn time<T>(&self, name: &str, f: impl FnOnce() -> T) -> T {
+    fn time<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> T {
+        crate::driver::set_pass(name);
         let t = Instant::now();
         let r = f();
         if self.on {
@@ -186,7 +193,13 @@ fn body_stages(f: &Function, mut sizes: Sizes, opts: &Options, t: &Timer) -> Fun
             ice("graph", &e, &afc_ir::graph::print(f, &graph, &sizes));
         }
     }
-    let clustering = t.time("cluster", || cluster::cluster(f, &graph, &opts.cluster));
+    let mut clustering = t.time("cluster", || cluster::cluster(f, &graph, &opts.cluster));
+    if corrupt("cluster") {
+        clustering.clusters.reverse();
+    }
+    if corrupt("panic") {
+        panic!("AFC_TEST_CORRUPT=panic");
+    }
     if opts.verbose {
         eprintln!("afc: fn {}: {} nodes, {} clusters ({})", f.name, graph.len(), clustering.clusters.len(), clustering.how);
     }

@@ -8,7 +8,7 @@ use afc::pipeline::{self, Options, Stages};
 use afc_ir::diag::SourceFile;
 
 pub fn options(mode: FusionMode) -> Options {
-    Options { cluster: ClusterConfig { mode, model: IlpModel::Edge, time_limit: 20.0 }, strategy: Default::default(), verify: true, verbose: false, time_passes: false }
+    Options { cluster: ClusterConfig { mode, model: IlpModel::Edge, nodes: None, time_limit: 20.0, solver: &afc_cluster_cbc::Cbc }, strategy: Default::default(), verify: true, verbose: false, time_passes: false }
 }
 
 pub fn compile(src: &str, mode: FusionMode) -> Stages {

@@ -111,7 +111,7 @@ fn the_all_pairs_model_gives_legal_clusterings_no_better_than_the_optimum() {
         let fs = &stages.functions[0];
         let (f, g) = (&fs.labelled, &fs.graph);
         // pairs::cluster verifies its clustering (an internal error otherwise).
-        let c = afc::cluster::pairs::cluster(f, g, 20.0);
+        let c = afc::cluster::pairs::cluster(f, g, &common::options(FusionMode::Ilp).cluster);
         verify(f, g, &c).unwrap();
         // Under the edge-local objective it cannot beat the edge-local optimum.
         let model = afc::cluster::ilp::model(f, g);

@@ -7,7 +7,32 @@ use crate::sizes::{Shape, Sizes};
 use indexmap::{IndexMap, IndexSet};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
+use fixedbitset::FixedBitSet;
 use std::fmt::Write;
+
+/// Which nodes each node reaches: by any path, and by a path through a
+/// fusion-preventing edge (such nodes never share a cluster, papers/000
+/// §1.4.5).
+#[derive(Clone, Debug)]
+pub struct Reach {
+    pub any: Vec<FixedBitSet>,
+    pub preventing: Vec<FixedBitSet>,
+}
+
+impl Reach {
+    /// Is there a path from `a` to `b` (of at least one edge)?
+    pub fn path(&self, a: NodeId, b: NodeId) -> bool {
+        self.any[a.0 as usize].contains(b.0 as usize)
+    }
+    /// Is there a path from `a` to `b` through a fusion-preventing edge?
+    pub fn preventing_path(&self, a: NodeId, b: NodeId) -> bool {
+        self.preventing[a.0 as usize].contains(b.0 as usize)
+    }
+    /// Is `x` on some path from `a` to `b` (ends included)?
+    pub fn between(&self, a: NodeId, x: NodeId, b: NodeId) -> bool {
+        (a == x || self.path(a, x)) && (x == b || self.path(x, b))
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EdgeKind {
@@ -99,6 +124,31 @@ impl DepGraph {
             }
         }
         out
+    }
+    /// Reachability between all nodes, by bit sets over a topological
+    /// order (petgraph's, which reports a cycle instead of hiding it).
+    pub fn reach(&self) -> Result<Reach, String> {
+        let order = petgraph::algo::toposort(&self.graph, None)
+            .map_err(|c| format!("the dependency graph has a cycle through node {}", self.graph[c.node_id()].0))?;
+        let n = self.len();
+        let mut any = vec![FixedBitSet::with_capacity(n); n];
+        let mut preventing = vec![FixedBitSet::with_capacity(n); n];
+        for &i in order.iter().rev() {
+            let a = self.graph[i].0 as usize;
+            for e in self.graph.edges(i) {
+                let b = self.graph[e.target()].0 as usize;
+                let (below, below_p) = (any[b].clone(), preventing[b].clone());
+                any[a].insert(b);
+                any[a].union_with(&below);
+                if e.weight().is_fusible() {
+                    preventing[a].union_with(&below_p);
+                } else {
+                    preventing[a].insert(b);
+                    preventing[a].union_with(&below);
+                }
+            }
+        }
+        Ok(Reach { any, preventing })
     }
     /// Is there a path from `a` to `b` through a fusion-preventing edge?
     /// Such nodes can never share a cluster (papers/000 §1.4.5).

@@ -8,6 +8,7 @@ pub mod cost;
 pub mod diag;
 pub mod fusion;
 pub mod graph;
+pub mod ice;
 pub mod interp;
 pub mod labelled;
 pub mod loops;

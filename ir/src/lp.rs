@@ -35,10 +35,31 @@ pub struct Lp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolveStatus {
     Optimal,
-    /// Stopped by the time limit with a feasible solution.
+    /// Stopped by a limit with a feasible solution.
     Feasible,
-    /// No solution was found (infeasible or out of time).
+    /// No solution was found (infeasible or stopped before one).
     None,
+}
+
+/// How much work a solve may do. The node limit is the deterministic
+/// bound (the same model stops at the same point on any machine); the
+/// wall-clock limit is a safety net, reported when it fires.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub nodes: u64,
+    pub seconds: f64,
+    /// The objective of a known solution (the warm start): the solver need
+    /// not find any worse, and prunes every branch that cannot beat it.
+    pub cutoff: Option<f64>,
+}
+
+/// Why a solve stopped before proving optimality.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// It did not stop early.
+    Finished,
+    NodeLimit,
+    TimeLimit,
 }
 
 #[derive(Clone, Debug)]
@@ -46,9 +67,28 @@ pub struct Solution {
     pub status: SolveStatus,
     pub values: Vec<f64>,
     pub objective: f64,
+    /// The best lower bound proven on the objective.
+    pub bound: f64,
+    pub stop: Stop,
+}
+
+/// A mixed-integer solver: afc's passes take one as a parameter, so they
+/// build and test without a particular solver (afc-cluster-cbc is CBC).
+pub trait Solver: std::fmt::Debug {
+    /// Minimises `lp` within `limits`. With a cutoff, `SolveStatus::None`
+    /// and `Stop::Finished` mean that no solution beats the cutoff.
+    fn solve(&self, lp: &Lp, limits: Limits) -> Solution;
 }
 
 impl Solution {
+    /// The relative gap between the solution and the bound, in percent.
+    pub fn gap_percent(&self) -> f64 {
+        if self.objective.abs() < 1e-9 {
+            0.0
+        } else {
+            ((self.objective - self.bound) / self.objective.abs() * 100.0).max(0.0)
+        }
+    }
     pub fn get(&self, v: LpVar) -> f64 {
         self.values[v.0]
     }
@@ -79,6 +119,9 @@ impl Lp {
         for (i, v) in self.vars.iter().enumerate() {
             if sol[i] < v.lo - EPS || sol[i] > v.hi + EPS {
                 return Err(format!("{} = {} outside [{}, {}]", v.name, sol[i], v.lo, v.hi));
+            }
+            if v.integer && (sol[i] - sol[i].round()).abs() > EPS {
+                return Err(format!("{} = {} is not an integer", v.name, sol[i]));
             }
         }
         for r in &self.rows {

@@ -1,14 +1,29 @@
-//! Solves afc's clustering ILP with COIN-OR CBC, under a time limit: the
-//! best solution found is used if optimality is not proven in time.
+//! afc's clustering ILPs solved with COIN-OR CBC: one thread, a
+//! deterministic node limit, a wall-clock safety net, and the warm start's
+//! objective as a cutoff. (CBC 2.10's C interface also takes an initial
+//! solution, but given one it can report a fractional point as optimal, so
+//! afc does not use it; `feasible` checks integrality as well.)
 
-use afc_ir::lp::{Lp, Solution, SolveStatus};
+use afc_ir::lp::{Limits, Lp, Solution, SolveStatus, Stop};
 use coin_cbc::{Col, Model, Sense};
 
-pub fn solve(lp: &Lp, time_limit: f64) -> Solution {
+#[derive(Debug)]
+pub struct Cbc;
+
+impl afc_ir::lp::Solver for Cbc {
+    fn solve(&self, lp: &Lp, limits: Limits) -> Solution {
+        solve(lp, limits)
+    }
+}
+
+pub fn solve(lp: &Lp, limits: Limits) -> Solution {
     let mut m = Model::default();
     m.set_parameter("log", "0");
     m.set_parameter("logLevel", "0");
-    m.set_parameter("seconds", &format!("{}", time_limit.max(0.1)));
+    m.set_log_level(0);
+    // CBC reads a zero time limit as "none": stop at once instead.
+    m.set_parameter("seconds", &format!("{}", limits.seconds.max(1e-3)));
+    m.set_parameter("maxNodes", &format!("{}", limits.nodes));
     // One thread: the same model gives the same answer every time.
     m.set_parameter("threads", "0");
     let cols: Vec<Col> = lp
@@ -37,10 +52,20 @@ pub fn solve(lp: &Lp, time_limit: f64) -> Solution {
         m.set_obj_coeff(cols[v.0], *c);
     }
     m.set_obj_sense(Sense::Minimize);
+    if let Some(cutoff) = limits.cutoff {
+        m.set_parameter("cutoff", &format!("{}", cutoff));
+    }
     let sol = m.solve();
     let raw = sol.raw();
     let values: Vec<f64> = cols.iter().map(|c| sol.col(*c)).collect();
     let feasible = lp.feasible(&values).is_ok();
+    let stop = if raw.is_seconds_limit_reached() {
+        Stop::TimeLimit
+    } else if raw.is_node_limit_reached() {
+        Stop::NodeLimit
+    } else {
+        Stop::Finished
+    };
     let status = if raw.is_proven_optimal() && feasible {
         SolveStatus::Optimal
     } else if feasible && !raw.is_proven_infeasible() {
@@ -48,5 +73,7 @@ pub fn solve(lp: &Lp, time_limit: f64) -> Solution {
     } else {
         SolveStatus::None
     };
-    Solution { status, objective: lp.value_of(&values), values }
+    let objective = lp.value_of(&values);
+    let bound = if status == SolveStatus::Optimal { objective } else { raw.best_possible_value().min(objective) };
+    Solution { status, objective, values, bound, stop }
 }

@@ -27,7 +27,6 @@ use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicType, BasicTypeEnum, StructType};
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{FloatPredicate, IntPredicate};
-use std::collections::HashMap;
 
 type R<T> = Result<T, BuilderError>;
 
@@ -48,15 +47,15 @@ struct Gen<'a, 'ctx> {
     f: &'a Function,
     func: FunctionValue<'ctx>,
     opts: &'a Options,
-    scalars: HashMap<VarId, BasicValueEnum<'ctx>>,
+    scalars: IndexMap<VarId, BasicValueEnum<'ctx>>,
     /// Arrays whose storage and extents are known on entry (parameters) or
     /// once an extern call returns them.
-    params: HashMap<VarId, (PointerValue<'ctx>, Vec<IntValue<'ctx>>)>,
+    params: IndexMap<VarId, (PointerValue<'ctx>, Vec<IntValue<'ctx>>)>,
     /// Data pointer of every array this function stores.
     slots: IndexMap<VarId, PointerValue<'ctx>>,
     /// What this function allocated and must free or hand over.
     allocs: Vec<PointerValue<'ctx>>,
-    alloc_of: HashMap<VarId, PointerValue<'ctx>>,
+    alloc_of: IndexMap<VarId, PointerValue<'ctx>>,
     code_slot: PointerValue<'ctx>,
     fail_bb: BasicBlock<'ctx>,
     entry_bb: BasicBlock<'ctx>,
@@ -123,11 +122,11 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         f,
         func,
         opts,
-        scalars: HashMap::new(),
-        params: HashMap::new(),
+        scalars: IndexMap::new(),
+        params: IndexMap::new(),
         slots: IndexMap::new(),
         allocs: vec![],
-        alloc_of: HashMap::new(),
+        alloc_of: IndexMap::new(),
         code_slot,
         fail_bb,
         entry_bb,
@@ -209,7 +208,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     // and copied at the end; a parameter, or an array returned twice, is
     // copied too.
     let plan = result_plan(f);
-    let mut out_data: HashMap<usize, PointerValue> = HashMap::new();
+    let mut out_data: IndexMap<usize, PointerValue> = IndexMap::new();
     for step in &f.steps {
         match step {
             Step::Stmt(_) | Step::Loop(_) | Step::Call(_) | Step::If(_) => g.step(step)?,
@@ -1012,7 +1011,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         let rc = call.try_as_basic_value().basic().unwrap().into_int_value();
         // Whatever it left in the descriptors is ours to free from now on.
-        let mut arrays: HashMap<VarId, (PointerValue<'ctx>, Vec<IntValue<'ctx>>)> = HashMap::new();
+        let mut arrays: IndexMap<VarId, (PointerValue<'ctx>, Vec<IntValue<'ctx>>)> = IndexMap::new();
         for (o, slot) in c.outputs.iter().zip(&out_slots) {
             if self.f.var(*o).ty.is_array() {
                 let name = self.name(*o);

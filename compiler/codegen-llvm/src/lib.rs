@@ -113,7 +113,7 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
         function::emit(&cx, &module, f, opts).map_err(|e| format!("LLVM code generation failed in fn {}: {}", f.name, e))?;
     }
     if let Err(e) = module.verify() {
-        return Err(format!("internal compiler error: invalid LLVM IR: {}\n{}", e.to_string(), module.print_to_string().to_string()));
+        afc_ir::ice::fail("codegen", &format!("invalid LLVM IR: {}", e.to_string()), &module.print_to_string().to_string());
     }
     let pipeline = format!("default<O{}>", opts.opt_level.min(3));
     let pbo = PassBuilderOptions::create();

@@ -35,35 +35,35 @@ pub(super) struct Pos<'ctx> {
 /// position each gather label stands for (computed once, bounds-checked).
 #[derive(Default)]
 pub(super) struct Elems<'ctx> {
-    vals: HashMap<(VarId, u32), BasicValueEnum<'ctx>>,
+    vals: IndexMap<(VarId, u32), BasicValueEnum<'ctx>>,
     /// Each label's position: row-major, and one index per dimension.
-    idx: HashMap<u32, (IntValue<'ctx>, Vec<IntValue<'ctx>>)>,
+    idx: IndexMap<u32, (IntValue<'ctx>, Vec<IntValue<'ctx>>)>,
 }
 
 /// A nest being generated.
 pub(super) struct NestCx<'ctx> {
-    base: HashMap<VarId, PointerValue<'ctx>>,
+    base: IndexMap<VarId, PointerValue<'ctx>>,
     /// Each stateful leaf's slots (keyed by `state_key`): per lane, one per
     /// accumulator, or the cursor.
-    states: HashMap<VarId, Vec<Vec<PointerValue<'ctx>>>>,
+    states: IndexMap<VarId, Vec<Vec<PointerValue<'ctx>>>>,
     /// Tree folds' elements collected in the current trip, per lane.
-    groups: HashMap<VarId, Vec<Vec<BasicValueEnum<'ctx>>>>,
+    groups: IndexMap<VarId, Vec<Vec<BasicValueEnum<'ctx>>>>,
     stores: Vec<afc_ir::loops::Store>,
     /// This version of the nest uses streaming stores where marked.
     streaming: bool,
     /// Each tree fold's operator and results, by state key.
-    tree_ops: HashMap<VarId, (Lambda, Vec<VarId>)>,
+    tree_ops: IndexMap<VarId, (Lambda, Vec<VarId>)>,
     /// Folds with lanes: one vector slot per accumulator (lane j in
     /// element j), each component's operator, and the trip's elements.
-    lanes: HashMap<VarId, (Vec<PointerValue<'ctx>>, Vec<CombineOp>)>,
-    lane_groups: HashMap<VarId, Vec<Vec<BasicValueEnum<'ctx>>>>,
+    lanes: IndexMap<VarId, (Vec<PointerValue<'ctx>>, Vec<CombineOp>)>,
+    lane_groups: IndexMap<VarId, Vec<Vec<BasicValueEnum<'ctx>>>>,
     /// In a paired loop, alias scopes for the lower and upper halves: no
     /// access to one half touches the other, which LLVM cannot see itself.
     halves: Option<[(inkwell::values::MetadataValue<'ctx>, inkwell::values::MetadataValue<'ctx>); 2]>,
     /// In the streaming version: where the aligned main loop starts, and
     /// each streamed array's values of the current trip, in lane order.
     peel: Option<IntValue<'ctx>>,
-    stream_vals: HashMap<VarId, Vec<BasicValueEnum<'ctx>>>,
+    stream_vals: IndexMap<VarId, Vec<BasicValueEnum<'ctx>>>,
 }
 
 /// The vector of `k` elements of a scalar type.
@@ -137,7 +137,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
         // Base pointers of everything the nest streams, reads or stores.
-        let mut base: HashMap<VarId, PointerValue<'ctx>> = HashMap::new();
+        let mut base: IndexMap<VarId, PointerValue<'ctx>> = IndexMap::new();
         let stored = n.store_arrays();
         for l in &leaves {
             for v in l.reads().iter().chain(stored.iter()).chain(&l.memory_reads()) {
@@ -158,7 +158,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         self.labels = n.labels.clone();
-        let mut nx = NestCx { base, states: HashMap::new(), groups: HashMap::new(), stores: n.stores.clone(), streaming: false, tree_ops: HashMap::new(), lanes: HashMap::new(), lane_groups: HashMap::new(), halves: None, peel: None, stream_vals: HashMap::new() };
+        let mut nx = NestCx { base, states: IndexMap::new(), groups: IndexMap::new(), stores: n.stores.clone(), streaming: false, tree_ops: IndexMap::new(), lanes: IndexMap::new(), lane_groups: IndexMap::new(), halves: None, peel: None, stream_vals: IndexMap::new() };
         let owned = owned_by(&n.root.body, None);
         self.init_states(&owned, &mut nx)?;
         let streams = n.stores.iter().any(|s| s.mode == StoreMode::Streaming);
@@ -462,7 +462,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     fn combine_groups(&mut self, nx: &mut NestCx<'ctx>) -> R<()> {
         // Lanes: the trip's elements, one vector per accumulator, combined
         // with the lanes by the operator itself.
-        let lane_groups: Vec<(VarId, Vec<Vec<BasicValueEnum<'ctx>>>)> = nx.lane_groups.drain().collect();
+        let lane_groups: Vec<(VarId, Vec<Vec<BasicValueEnum<'ctx>>>)> = nx.lane_groups.drain(..).collect();
         for (key, elements) in lane_groups {
             let (slots, ops) = nx.lanes[&key].clone();
             let k = elements.len() as u32;
@@ -477,7 +477,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.b.build_store(*slot, next)?;
             }
         }
-        let groups: Vec<(VarId, Vec<Vec<BasicValueEnum<'ctx>>>)> = nx.groups.drain().collect();
+        let groups: Vec<(VarId, Vec<Vec<BasicValueEnum<'ctx>>>)> = nx.groups.drain(..).collect();
         for (key, mut level) in groups {
             let (op, results) = nx.tree_ops[&key].clone();
             while level.len() > 1 {
@@ -930,7 +930,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// aligned non-temporal vector stores from the trip's first position.
     fn flush_streams(&mut self, base: IntValue<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
         let i64t = self.cx.i64_type();
-        let vals: Vec<(VarId, Vec<BasicValueEnum<'ctx>>)> = nx.stream_vals.drain().collect();
+        let vals: Vec<(VarId, Vec<BasicValueEnum<'ctx>>)> = nx.stream_vals.drain(..).collect();
         for (v, xs) in vals {
             let w = self.stream_width(v, xs.len() as u32) as usize;
             let t = mem_ty(self.cx, self.f.var(v).ty.prim());

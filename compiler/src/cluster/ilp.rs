@@ -7,7 +7,7 @@
 //! `r_V_K` (1 = the K-th reader of array V reads it from memory anew).
 
 use super::{order_clusters, Groups};
-use afc_ir::cluster::{verify, Clustering};
+use afc_ir::cluster::Clustering;
 use afc_ir::graph::DepGraph;
 use afc_ir::labelled::{Function, NodeId, VarId};
 use afc_ir::lp::{Lp, LpVar};
@@ -73,13 +73,21 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
     }
     let pi: Vec<LpVar> = g.nodes().map(|a| lp.var(format!("pi_{}", a.0), 0.0, n, false)).collect();
     let p = |a: NodeId| pi[a.0 as usize];
+    let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
 
     // Edges: a fused edge puts both ends at one position, an unfused or
-    // fusion-preventing one puts the consumer strictly later.
+    // fusion-preventing one puts the consumer strictly later. A fusible
+    // edge whose ends are also joined by a path through a preventing edge
+    // can never be fused: fixed at 1 (the relaxation would otherwise only
+    // learn x ≥ 1/n from the positions).
     let mut fused_edges = IndexMap::new();
     for (a, b, e) in g.edges() {
         if e.is_fusible() {
-            let x = lp.binary(format!("x_{}_{}", a.0, b.0));
+            let x = if reach.preventing_path(a, b) {
+                lp.var(format!("x_{}_{}", a.0, b.0), 1.0, 1.0, true)
+            } else {
+                lp.binary(format!("x_{}_{}", a.0, b.0))
+            };
             lp.row(format!("edge_lo_{}_{}", a.0, b.0), vec![(x, 1.0), (p(b), -1.0), (p(a), 1.0)], f64::NEG_INFINITY, 0.0);
             lp.row(format!("edge_hi_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (x, -n)], f64::NEG_INFINITY, 0.0);
             fused_edges.insert((a, b), x);
@@ -91,7 +99,7 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
     // Pairs joined by a fusion-preventing path never can (papers/000 §1.4.5).
     let mut fused_siblings = IndexMap::new();
     for &(a, b) in g.siblings().keys() {
-        if g.preventing_path(a, b) || g.preventing_path(b, a) {
+        if reach.preventing_path(a, b) || reach.preventing_path(b, a) {
             continue;
         }
         if g.iteration[a.0 as usize] != g.iteration[b.0 as usize] {
@@ -101,6 +109,79 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
         lp.row(format!("sib_lo_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (s, -n)], f64::NEG_INFINITY, 0.0);
         lp.row(format!("sib_hi_{}_{}", a.0, b.0), vec![(p(a), 1.0), (p(b), -1.0), (s, -n)], f64::NEG_INFINITY, 0.0);
         fused_siblings.insert((a, b), s);
+    }
+
+    // Convexity (docs/ilp.md, "path cuts"): nodes that share a position
+    // share it with every node on a path between them, so every edge on
+    // such a path is fused too: x_uv ≤ x_ab for a fused edge a→b, and
+    // x_uv ≤ s_ab for siblings a, b with a path between them. Implied by
+    // the position rows for integer solutions; they close most of the gap
+    // of the relaxation, where positions may differ by fractions.
+    let on_path = |a: NodeId, b: NodeId| -> Vec<LpVar> {
+        fused_edges.iter().filter(|((u, v), _)| (*u, *v) != (a, b) && reach.between(a, *u, b) && reach.between(a, *v, b)).map(|(_, x)| *x).collect()
+    };
+    let mut cuts = vec![];
+    for ((a, b), x) in &fused_edges {
+        if lp.vars[x.0].lo == 0.0 {
+            for y in on_path(*a, *b) {
+                cuts.push((format!("path_{}_{}", a.0, b.0), y, *x));
+            }
+        }
+    }
+    for ((a, b), s) in &fused_siblings {
+        let (a, b) = if reach.path(*b, *a) { (*b, *a) } else { (*a, *b) };
+        for y in on_path(a, b) {
+            cuts.push((format!("path_{}_{}", a.0, b.0), y, *s));
+        }
+    }
+    for (i, (name, y, x)) in cuts.into_iter().enumerate() {
+        lp.row(format!("{}_{}", name, i), vec![(y, 1.0), (x, -1.0)], f64::NEG_INFINITY, 0.0);
+    }
+    // Separation (docs/ilp.md, "chain cuts"): nodes joined by a path
+    // through a preventing edge are never in one cluster, and a cluster is
+    // connected by fused links (edges and shared reads), so every chain of
+    // links between two such nodes has an unfused link: Σ ≥ 1. One
+    // shortest chain per pair; the relaxation otherwise spreads 1/n over
+    // the chain through the positions.
+    {
+        let mut adj: Vec<Vec<(usize, LpVar)>> = vec![vec![]; g.len()];
+        for ((a, b), x) in fused_edges.iter().chain(fused_siblings.iter()) {
+            if lp.vars[x.0].lo == 0.0 {
+                adj[a.0 as usize].push((b.0 as usize, *x));
+                adj[b.0 as usize].push((a.0 as usize, *x));
+            }
+        }
+        let mut seen_chains = std::collections::HashSet::new();
+        for a in 0..g.len() {
+            let mut prev: Vec<Option<(usize, LpVar)>> = vec![None; g.len()];
+            let mut seen = vec![false; g.len()];
+            seen[a] = true;
+            let mut queue = std::collections::VecDeque::from([a]);
+            while let Some(u) = queue.pop_front() {
+                for &(v, x) in &adj[u] {
+                    if !seen[v] {
+                        seen[v] = true;
+                        prev[v] = Some((u, x));
+                        queue.push_back(v);
+                    }
+                }
+            }
+            for c in a + 1..g.len() {
+                if !seen[c] || !(reach.preventing[a].contains(c) || reach.preventing[c].contains(a)) {
+                    continue;
+                }
+                let mut chain = vec![];
+                let mut v = c;
+                while let Some((u, x)) = prev[v] {
+                    chain.push(x);
+                    v = u;
+                }
+                chain.sort();
+                if seen_chains.insert(chain.clone()) {
+                    lp.row(format!("chain_{}_{}", a, c), chain.iter().map(|x| (*x, 1.0)).collect(), 1.0, f64::INFINITY);
+                }
+            }
+        }
     }
 
     // Traversal orders (papers/002 §4.2): o_a is the order node a
@@ -270,45 +351,24 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
     Model { lp, pi, order, fused_edges, fused_siblings, manifest, reads }
 }
 
-/// Solves the model with CBC and reads the clustering back: the connected
-/// components of fused edges and fused sibling pairs (decision 8).
-pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
+/// Solves the model, warm-started from the greedy clustering, and reads
+/// the clustering back: the connected components of fused edges and fused
+/// sibling pairs (decision 8).
+pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Clustering {
     if g.is_empty() {
         return Clustering::new(vec![], "ilp: empty");
     }
     let m = model(f, g);
-    let (sol, how) = match super::solve_or_greedy(f, g, &m.lp, "ilp", time_limit) {
-        Ok(s) => s,
-        Err(greedy) => return greedy,
-    };
-    let mut groups = Groups::new(g.len());
-    for ((a, b), x) in &m.fused_edges {
-        if !sol.is_one(*x) {
-            groups.union(a.0 as usize, b.0 as usize);
+    let greedy = super::greedy::cluster(f, g);
+    let start = m.assignment(f, g, &greedy);
+    super::solve_checked(f, g, cfg, &m.lp, "ilp", Some((&greedy, start)), |sol| {
+        let mut groups = Groups::new(g.len());
+        for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
+            if !sol.is_one(*x) {
+                groups.union(a.0 as usize, b.0 as usize);
+            }
         }
-    }
-    for ((a, b), s) in &m.fused_siblings {
-        if !sol.is_one(*s) {
-            groups.union(a.0 as usize, b.0 as usize);
-        }
-    }
-    let clusters = order_clusters(f, g, groups.groups());
-    let c = match clusters {
-        Some(clusters) => Clustering {
-            clusters,
-            how: format!("{} (objective {})", how, sol.objective),
-            orders: m.order.iter().map(|o| sol.get(*o).round() as u32).collect(),
-        },
-        None => internal_error(f, &m, "the solution's clusters depend on each other cyclically"),
-    };
-    if let Err(e) = verify(f, g, &c) {
-        internal_error(f, &m, &e);
-    }
-    c
-}
-
-fn internal_error(f: &Function, m: &Model, what: &str) -> ! {
-    eprintln!("internal compiler error: ILP solution for fn {} fails its check: {}", f.name, what);
-    eprintln!("{}", m.lp.to_lp_format());
-    std::process::exit(70);
+        let clusters = order_clusters(f, g, groups.groups())?;
+        Some(Clustering { clusters, how: String::new(), orders: m.order.iter().map(|o| sol.get(*o).round() as u32).collect() })
+    })
 }

@@ -6,7 +6,8 @@ pub mod greedy;
 pub mod ilp;
 pub mod pairs;
 
-use afc_ir::cluster::Clustering;
+use afc_ir::cluster::{verify, Clustering};
+use afc_ir::lp::{Limits, Lp, Solution, SolveStatus, Solver, Stop};
 use afc_ir::graph::DepGraph;
 use afc_ir::labelled::{Function, NodeId};
 use std::cmp::Reverse;
@@ -34,8 +35,13 @@ pub enum IlpModel {
 pub struct ClusterConfig {
     pub mode: FusionMode,
     pub model: IlpModel,
-    /// Seconds CBC may spend on one function before its best solution is used.
+    /// Branch-and-bound nodes the solver may explore for one function: the
+    /// deterministic bound (None: scaled with the model, docs/ilp.md).
+    pub nodes: Option<u64>,
+    /// Seconds the solver may spend on one function: a safety net,
+    /// reported when it fires.
     pub time_limit: f64,
+    pub solver: &'static (dyn Solver + Sync),
 }
 
 /// Finds a legal clustering of one function's graph.
@@ -43,13 +49,13 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &ClusterConfig) -> Clustering {
     match cfg.mode {
         FusionMode::None => {
             let groups = f.node_ids().map(|n| vec![n]).collect();
-            let clusters = order_clusters(f, g, groups).expect("the unfused clustering is acyclic");
+            let clusters = order_clusters(f, g, groups).unwrap_or_else(|| afc_ir::ice::fail("cluster", "the unfused clustering is cyclic", &afc_ir::graph::print(f, g, &g.sizes)));
             Clustering::new(clusters, "none")
         }
         FusionMode::Greedy => greedy::cluster(f, g),
         FusionMode::Ilp => match cfg.model {
-            IlpModel::Edge => ilp::cluster(f, g, cfg.time_limit),
-            IlpModel::Pairs => pairs::cluster(f, g, cfg.time_limit),
+            IlpModel::Edge => ilp::cluster(f, g, cfg),
+            IlpModel::Pairs => pairs::cluster(f, g, cfg),
         },
     }
 }
@@ -126,22 +132,97 @@ pub fn order_clusters(f: &Function, g: &DepGraph, mut groups: Vec<Vec<NodeId>>) 
     }
 }
 
-/// Solves a clustering ILP (decision 7): the solution and how it was found
-/// (optimal, or the best found within the time limit), or the greedy
-/// clustering when the solver found none.
-pub fn solve_or_greedy(f: &Function, g: &DepGraph, lp: &afc_ir::lp::Lp, model: &str, time_limit: f64) -> Result<(afc_ir::lp::Solution, String), Clustering> {
-    use afc_ir::lp::SolveStatus;
-    let sol = afc_cluster_cbc::solve(lp, time_limit);
-    let how = match sol.status {
-        SolveStatus::Optimal => format!("{}: optimal", model),
-        SolveStatus::Feasible => format!("{}: time limit reached, best solution found used", model),
-        SolveStatus::None => {
-            let mut c = greedy::cluster(f, g);
-            c.how = format!("{}: no solution within the time limit, greedy clustering used", model);
-            return Err(c);
-        }
+/// The default node limit for a model: a fixed amount of deterministic
+/// work, `NODE_WORK / nnz^1.5` nodes for a model of `nnz` non-zeros (a
+/// node's linear programs grow faster than the model), within
+/// `MIN_NODES ..= MAX_NODES` (docs/ilp.md gives the measurements).
+pub fn default_nodes(lp: &Lp) -> u64 {
+    let nnz: usize = lp.rows.iter().map(|r| r.terms.len()).sum::<usize>() + lp.vars.len();
+    ((NODE_WORK / (nnz.max(1) as f64).powf(1.5)) as u64).clamp(MIN_NODES, MAX_NODES)
+}
+
+const NODE_WORK: f64 = 1.5e8;
+const MIN_NODES: u64 = 10;
+const MAX_NODES: u64 = 5_000;
+
+/// Solves a clustering ILP (decision 7) and checks whatever the solver
+/// returns. The greedy clustering is the warm start: its objective (when
+/// the model can cost it) is the solver's cutoff, and it is the answer
+/// when the solver finds nothing better, or stops with nothing usable. A
+/// proven optimum that fails its check is a bug in the model: an internal
+/// compiler error, with the model in the details. `read` turns a solution
+/// into a clustering.
+pub fn solve_checked(
+    f: &Function,
+    g: &DepGraph,
+    cfg: &ClusterConfig,
+    lp: &Lp,
+    model: &str,
+    start: Option<(&Clustering, Vec<f64>)>,
+    read: impl Fn(&Solution) -> Option<Clustering>,
+) -> Clustering {
+    let greedy = || start.as_ref().map(|(c, _)| (*c).clone()).unwrap_or_else(|| greedy::cluster(f, g));
+    // The greedy clustering's objective, when its values satisfy the model.
+    let warm = start.as_ref().filter(|(_, v)| lp.feasible(v).is_ok()).map(|(_, v)| lp.value_of(v));
+    // Objectives are sums of integer weights: half a unit above the start
+    // keeps solutions as good as it.
+    let limits = Limits { nodes: cfg.nodes.unwrap_or_else(|| default_nodes(lp)), seconds: cfg.time_limit, cutoff: warm.map(|w| w + 0.5) };
+    let sol = cfg.solver.solve(lp, limits);
+    if sol.stop == Stop::TimeLimit {
+        // The one way the clustering can depend on the machine: say so.
+        eprintln!(
+            "afc: warning: fn {}: the ILP solver's time limit ({} s) stopped it before its node limit; the clustering may differ between machines (raise --ilp-time-limit, or set --ilp-nodes)",
+            f.name, limits.seconds
+        );
+    }
+    let stopped = match sol.stop {
+        Stop::Finished => "stopped".to_string(),
+        Stop::NodeLimit => format!("node limit {} reached", limits.nodes),
+        Stop::TimeLimit => format!("time limit {} s reached", limits.seconds),
     };
-    Ok((sol, how))
+    let from = warm.map(|w| format!(", greedy {}", w)).unwrap_or_default();
+    let with_how = |how: String| {
+        let mut c = greedy();
+        c.how = how;
+        c
+    };
+    if sol.status == SolveStatus::None {
+        return match (warm, sol.stop) {
+            // Nothing beats the cutoff: the start is optimal.
+            (Some(w), Stop::Finished) => with_how(format!("{}: optimal (objective {}, greedy {})", model, w, w)),
+            (Some(w), _) => with_how(format!("{}: best found, gap {:.1}%, {} (objective {}, greedy {})", model, gap(w, sol.bound), stopped, w, w)),
+            (None, _) => with_how(format!("{}: greedy fallback: no solution found ({})", model, stopped)),
+        };
+    }
+    let checked = read(&sol)
+        .map(|mut c| {
+            if crate::pipeline::corrupt("ilp") {
+                c.clusters.reverse();
+            }
+            c
+        })
+        .ok_or_else(|| "the solution's clusters depend on each other cyclically".to_string())
+        .and_then(|c| verify(f, g, &c).map(|_| c));
+    match (checked, sol.status) {
+        (Ok(mut c), SolveStatus::Optimal) => {
+            c.how = format!("{}: optimal (objective {}{})", model, sol.objective, from);
+            c
+        }
+        (Ok(mut c), _) => {
+            c.how = format!("{}: best found, gap {:.1}%, {} (objective {}{})", model, sol.gap_percent(), stopped, sol.objective, from);
+            c
+        }
+        (Err(e), SolveStatus::Optimal) => afc_ir::ice::fail("cluster", &format!("the {} solution for fn {} fails its check: {}", model, f.name, e), &lp.to_lp_format()),
+        (Err(e), _) => with_how(format!("{}: greedy fallback: the stopped solver's solution fails its check ({}): {}", model, stopped, e)),
+    }
+}
+
+fn gap(objective: f64, bound: f64) -> f64 {
+    if objective.abs() < 1e-9 {
+        0.0
+    } else {
+        ((objective - bound) / objective.abs() * 100.0).max(0.0)
+    }
 }
 
 /// A tiny union-find over node ids.

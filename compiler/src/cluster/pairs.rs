@@ -7,7 +7,7 @@
 //! quadratically (DESIGN.md decision 5).
 
 use super::{order_clusters, Groups};
-use afc_ir::cluster::{verify, Clustering};
+use afc_ir::cluster::Clustering;
 use afc_ir::graph::DepGraph;
 use afc_ir::labelled::{Function, NodeId};
 use afc_ir::lp::{Lp, LpVar};
@@ -195,35 +195,21 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
 
 /// Solves the all-pairs model; clusters are the nodes joined by `x = 0`,
 /// split into connected components (decision 8).
-pub fn cluster(f: &Function, g: &DepGraph, time_limit: f64) -> Clustering {
+pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Clustering {
     if g.is_empty() {
         return Clustering::new(vec![], "ilp (pairs): empty");
     }
     let m = model(f, g);
-    let (sol, how) = match super::solve_or_greedy(f, g, &m.lp, "ilp (pairs)", time_limit) {
-        Ok(s) => s,
-        Err(greedy) => return greedy,
-    };
-    let mut groups = Groups::new(g.len());
-    for (&(a, b), &v) in &m.x {
-        if !sol.is_one(v) {
-            groups.union(a.0 as usize, b.0 as usize);
+    super::solve_checked(f, g, cfg, &m.lp, "ilp (pairs)", None, |sol| {
+        let mut groups = Groups::new(g.len());
+        for (&(a, b), &v) in &m.x {
+            if !sol.is_one(v) {
+                groups.union(a.0 as usize, b.0 as usize);
+            }
         }
-    }
-    let orders: Vec<u32> = m.order.iter().map(|o| sol.get(*o).round() as u32).collect();
-    let clusters = super::split_components(f, g, groups.groups(), &orders);
-    let clusters = order_clusters(f, g, clusters).unwrap_or_else(|| {
-        eprintln!("internal compiler error: the all-pairs ILP's clusters are cyclic\n{}", m.lp.to_lp_format());
-        std::process::exit(70)
-    });
-    let c = Clustering {
-        clusters,
-        how: format!("{} (objective {})", how, sol.objective),
-        orders,
-    };
-    if let Err(e) = verify(f, g, &c) {
-        eprintln!("internal compiler error: all-pairs ILP solution fails its check: {}\n{}", e, m.lp.to_lp_format());
-        std::process::exit(70);
-    }
-    c
+        let orders: Vec<u32> = m.order.iter().map(|o| sol.get(*o).round() as u32).collect();
+        let clusters = super::split_components(f, g, groups.groups(), &orders);
+        let clusters = order_clusters(f, g, clusters)?;
+        Some(Clustering { clusters, how: String::new(), orders })
+    })
 }

@@ -1,0 +1,32 @@
+#!/bin/sh
+# `make bench-ilp`: the clustering ILP's scaling (issue 12). For random
+# programs of 25-400 combinators (gen.py, seeded), prints per program the
+# wall time of `afc --emit=clusters` (process start included), how the
+# solve ended (optimal, or best found with its gap) and the objective
+# over the greedy clustering's (its warm start). Sizes and seeds: AFC_ILP_SIZES,
+# AFC_ILP_SEEDS; extra afc flags: AFC_ILP_FLAGS.
+set -eu
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+afc="$root/target/release/afc"
+sizes=${AFC_ILP_SIZES:-"25 50 100 200 400"}
+seeds=${AFC_ILP_SEEDS:-"1 2 3"}
+flags=${AFC_ILP_FLAGS:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+printf '%-6s %-5s %8s  %-10s %9s  %s\n' size seed time status "obj/greedy" "how (afc -v)"
+for n in $sizes; do
+    for s in $seeds; do
+        python3 "$root/testsuite/bench/ilp/gen.py" --nodes "$n" --seed "$s" > "$work/p.acc"
+        start=$(date +%s.%N)
+        # shellcheck disable=SC2086
+        "$afc" "$work/p.acc" --emit=clusters -v $flags -o /dev/null 2> "$work/ilp.txt"
+        end=$(date +%s.%N)
+        line=$(grep 'afc: fn f:' "$work/ilp.txt" | head -1)
+        how=$(echo "$line" | sed 's/^[^(]*(//; s/)$//')
+        status=$(case "$how" in *optimal*) echo optimal;; *fallback*) echo greedy;; *) echo "best found";; esac)
+        obj=$(echo "$how" | sed -n 's/.*objective \([0-9.e+]*\).*/\1/p')
+        greedy=$(echo "$how" | sed -n 's/.*greedy \([0-9.e+]*\).*/\1/p')
+        ratio=$(if [ -n "$obj" ] && [ -n "$greedy" ]; then awk "BEGIN { printf \"%.3f\", $obj / $greedy }"; else echo "-"; fi)
+        printf '%-6s %-5s %7.2fs  %-10s %9s  %s\n' "$n" "$s" "$(awk "BEGIN { print $end - $start }")" "$status" "$ratio" "$how"
+    done
+done
