@@ -150,26 +150,6 @@ impl DepGraph {
         }
         Ok(Reach { any, preventing })
     }
-    /// Is there a path from `a` to `b` through a fusion-preventing edge?
-    /// Such nodes can never share a cluster (papers/000 §1.4.5).
-    pub fn preventing_path(&self, a: NodeId, b: NodeId) -> bool {
-        // Nodes reachable from a: (node, crossed a preventing edge).
-        let mut seen = std::collections::HashSet::new();
-        let mut stack = vec![(a, false)];
-        while let Some((n, crossed)) = stack.pop() {
-            if n == b && crossed {
-                return true;
-            }
-            if !seen.insert((n, crossed)) {
-                continue;
-            }
-            for e in self.graph.edges(Self::idx(n)) {
-                let c = crossed || !e.weight().is_fusible();
-                stack.push((self.graph[e.target()], c));
-            }
-        }
-        false
-    }
 }
 
 /// `--emit=graph`: nodes with their iteration sizes, edges with their kind

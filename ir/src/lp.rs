@@ -72,6 +72,16 @@ pub struct Solution {
     pub stop: Stop,
 }
 
+/// How far `objective` may be from the optimum, given a proven lower
+/// `bound`, in percent of the objective.
+pub fn gap_percent(objective: f64, bound: f64) -> f64 {
+    if objective.abs() < 1e-9 {
+        0.0
+    } else {
+        ((objective - bound) / objective.abs() * 100.0).max(0.0)
+    }
+}
+
 /// A mixed-integer solver: afc's passes take one as a parameter, so they
 /// build and test without a particular solver (afc-cluster-cbc is CBC).
 pub trait Solver: std::fmt::Debug {
@@ -83,11 +93,7 @@ pub trait Solver: std::fmt::Debug {
 impl Solution {
     /// The relative gap between the solution and the bound, in percent.
     pub fn gap_percent(&self) -> f64 {
-        if self.objective.abs() < 1e-9 {
-            0.0
-        } else {
-            ((self.objective - self.bound) / self.objective.abs() * 100.0).max(0.0)
-        }
+        gap_percent(self.objective, self.bound)
     }
     pub fn get(&self, v: LpVar) -> f64 {
         self.values[v.0]

@@ -427,13 +427,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     fn alloc(&mut self, bytes: IntValue<'ctx>, v: VarId) -> R<PointerValue<'ctx>> {
         let slot = self.new_alloc_slot(Some(v))?;
-        let p = self.b.build_call(self.runtime_fn("afc_alloc"), &[bytes.into()], &format!("{}.data", self.name(v)))?;
-        let p = p.try_as_basic_value().basic().unwrap().into_pointer_value();
-        self.b.build_store(slot, p)?;
-        let null = self.b.build_is_null(p, "oom")?;
-        let msg = format!("{}: out of memory for '{}'", self.f.location(self.f.span), self.f.var(v).name);
-        self.fail_if(null, ERR_OUT_OF_MEMORY, &msg, Some(bytes), None)?;
-        Ok(p)
+        self.alloc_into(slot, bytes, v)
     }
 
     /// The caller's storage if it gave some, else a fresh allocation.

@@ -190,7 +190,7 @@ pub fn solve_checked(
         return match (warm, sol.stop) {
             // Nothing beats the cutoff: the start is optimal.
             (Some(w), Stop::Finished) => with_how(format!("{}: optimal (objective {}, greedy {})", model, w, w)),
-            (Some(w), _) => with_how(format!("{}: best found, gap {:.1}%, {} (objective {}, greedy {})", model, gap(w, sol.bound), stopped, w, w)),
+            (Some(w), _) => with_how(format!("{}: best found, gap {:.1}%, {} (objective {}, greedy {})", model, afc_ir::lp::gap_percent(w, sol.bound), stopped, w, w)),
             (None, _) => with_how(format!("{}: greedy fallback: no solution found ({})", model, stopped)),
         };
     }
@@ -214,14 +214,6 @@ pub fn solve_checked(
         }
         (Err(e), SolveStatus::Optimal) => afc_ir::ice::fail("cluster", &format!("the {} solution for fn {} fails its check: {}", model, f.name, e), &lp.to_lp_format()),
         (Err(e), _) => with_how(format!("{}: greedy fallback: the stopped solver's solution fails its check ({}): {}", model, stopped, e)),
-    }
-}
-
-fn gap(objective: f64, bound: f64) -> f64 {
-    if objective.abs() < 1e-9 {
-        0.0
-    } else {
-        ((objective - bound) / objective.abs() * 100.0).max(0.0)
     }
 }
 

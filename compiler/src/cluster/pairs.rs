@@ -36,7 +36,8 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
     }
     let pi: Vec<LpVar> = nodes.iter().map(|a| lp.var(format!("pi_{}", a.0), 0.0, n, false)).collect();
     let p = |a: NodeId| pi[a.0 as usize];
-    let possible = |a: NodeId, b: NodeId| !g.preventing_path(a, b) && !g.preventing_path(b, a);
+    let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
+    let possible = |a: NodeId, b: NodeId| !reach.preventing_path(a, b) && !reach.preventing_path(b, a);
     let sizes = &g.sizes;
 
     // Which pairs get a variable: possible, and (for different iteration

@@ -321,6 +321,16 @@ impl Parser {
             self.expect(",")?;
         }
     }
+    /// `[order N] of`, the middle of a label's definition.
+    fn order_of(&mut self) -> R<u32> {
+        self.expect("[")?;
+        self.expect("order")?;
+        let order = self.int()? as u32;
+        self.expect("]")?;
+        self.expect("of")?;
+        Ok(order)
+    }
+
     fn vars_in(&mut self, open: &str, close: &str) -> R<Vec<VarId>> {
         self.list(open, close, |p| p.var())
     }
@@ -709,11 +719,7 @@ impl Parser {
                 let label = self.int()? as u32;
                 self.expect("=")?;
                 if self.eat("transposed") {
-                    self.expect("[")?;
-                    self.expect("order")?;
-                    let order = self.int()? as u32;
-                    self.expect("]")?;
-                    self.expect("of")?;
+                    let order = self.order_of()?;
                     self.expect("transpose")?;
                     let name = self.string()?;
                     self.expect("reading")?;
@@ -724,11 +730,7 @@ impl Parser {
                     continue;
                 }
                 let index = LabelIndex::Arrays(if self.is("(") { self.vars_in("(", ")")? } else { vec![self.var()?] });
-                self.expect("[")?;
-                self.expect("order")?;
-                let order = self.int()? as u32;
-                self.expect("]")?;
-                self.expect("of")?;
+                let order = self.order_of()?;
                 self.expect("gather")?;
                 let name = self.string()?;
                 self.expect(",")?;
