@@ -5,7 +5,7 @@ LLVM_PREFIX ?= /usr/lib/llvm-19
 export LLVM_SYS_191_PREFIX := $(LLVM_PREFIX)
 export PATH := $(LLVM_PREFIX)/bin:$(HOME)/.cargo/bin:$(PATH)
 
-APT_PACKAGES := llvm-19-dev llvm-19-tools libpolly-19-dev coinor-libcbc-dev zlib1g-dev libzstd-dev g++ python3-pip
+APT_PACKAGES := llvm-19-dev llvm-19-tools libpolly-19-dev coinor-libcbc-dev zlib1g-dev libzstd-dev g++ python3-pip cmake pkg-config graphviz
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTHON ?= python3
 BUILD := build
@@ -15,7 +15,11 @@ RUNTIME := $(BUILD)/libafcrt.a
 export AFC_FUZZ_SEED ?= 1
 export AFC_FUZZ_COUNT ?= 60
 
-.PHONY: all deps build demo test unit lit bench bench-ilp clean
+# make install PREFIX=… [DESTDIR=…] (docs/install.md).
+PREFIX ?= /usr/local
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+
+.PHONY: all deps build demo test unit lit bench bench-ilp clean install install-tree
 
 all: build
 
@@ -51,6 +55,25 @@ bench: build
 # (docs/ilp.md); AFC_ILP_SIZES, AFC_ILP_SEEDS, AFC_ILP_FLAGS adjust it.
 bench-ilp: build
 	./testsuite/bench/ilp/run.sh
+
+install: build
+	$(MAKE) -s install-tree
+
+# Copies what `build` made; the install test (testsuite/install) uses it.
+install-tree:
+	@test -x $(AFC) -a -f $(RUNTIME) || { echo "run make build first"; exit 1; }
+	d="$(DESTDIR)$(PREFIX)"; \
+	install -d "$$d/bin" "$$d/include" "$$d/lib/pkgconfig" "$$d/lib/cmake/afc" "$$d/share/doc/afc" && \
+	install -m 755 $(AFC) "$$d/bin/afc" && \
+	install -m 644 runtime-c/afc.h "$$d/include/afc.h" && \
+	install -m 644 $(RUNTIME) "$$d/lib/libafcrt.a" && \
+	install -m 755 $(BUILD)/libafcrt.so.0 "$$d/lib/libafcrt.so.0" && \
+	ln -sf libafcrt.so.0 "$$d/lib/libafcrt.so" && \
+	sed -e 's|@VERSION@|$(VERSION)|' packaging/afc.pc.in > "$$d/lib/pkgconfig/afc.pc" && \
+	install -m 644 packaging/afcConfig.cmake "$$d/lib/cmake/afc/afcConfig.cmake" && \
+	sed -e 's|@VERSION@|$(VERSION)|' packaging/afcConfigVersion.cmake.in > "$$d/lib/cmake/afc/afcConfigVersion.cmake" && \
+	install -m 644 README.md LICENSE LICENSE-MIT LICENSE-APACHE docs/*.md "$$d/share/doc/afc/" && \
+	echo "installed afc $(VERSION) in $$d (it needs CBC's shared libraries at run time: docs/install.md)"
 
 clean:
 	cargo clean

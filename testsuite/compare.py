@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Compares two result listings (`name = value` or `name = [v, …]` lines),
 from a compiled driver and from `afc --interpret`: integers exactly, floats
-exactly unless --rtol is given (reassociated reductions need it)."""
+exactly unless --rtol is given (reassociated reductions need it). Results
+are matched in order: the names are the header's and may differ between a
+program and its oracle."""
 import argparse
 import math
 import sys
 
 
 def parse(path):
-    out = {}
+    out = []
     with open(path) as f:
         for line in f:
             line = line.strip()
@@ -21,11 +23,10 @@ def parse(path):
                 shape, val = val.split(":", 1)
             if val.startswith("["):
                 inner = val[1:-1].strip()
-                out[name] = [x.strip() for x in inner.split(",")] if inner else []
-                if shape is not None:
-                    out[name] = ["shape " + shape] + out[name]
+                xs = [x.strip() for x in inner.split(",")] if inner else []
+                out.append((name, (["shape " + shape] if shape is not None else []) + xs))
             else:
-                out[name] = val.strip()
+                out.append((name, val.strip()))
     return out
 
 
@@ -53,11 +54,10 @@ def main():
     a = ap.parse_args()
     e, g = parse(a.expected), parse(a.actual)
     ok = True
-    if set(e) != set(g):
-        print("different results: %s vs %s" % (sorted(e), sorted(g)))
+    if len(e) != len(g):
+        print("different results: %s vs %s" % ([k for k, _ in e], [k for k, _ in g]))
         sys.exit(1)
-    for k in e:
-        ev, gv = e[k], g[k]
+    for (k, ev), (_, gv) in zip(e, g):
         if isinstance(ev, list) != isinstance(gv, list) or (isinstance(ev, list) and len(ev) != len(gv)):
             print("%s: shapes differ: %s vs %s" % (k, ev, gv))
             ok = False

@@ -29,6 +29,8 @@ def parse_proto(header, fn):
         out = name.startswith("*") or t.endswith("*")
         name = name.lstrip("*")
         t = t.rstrip("*").strip()
+        # Inputs are declared `const` (by value: the driver's own are not).
+        t = re.sub(r"^const\s+", "", t)
         params.append((t, name, out))
     return params
 

@@ -39,19 +39,50 @@ pub enum Emit {
     LoopIr,
     /// Loops, array reads and writes and intermediate arrays, per cluster and in total.
     Cost,
+    /// Per fusible edge: fused, or why not (a constraint, or the cost model).
+    FusionReport,
+    /// The dependency graph with clusters as boxes, for Graphviz (`dot -Tsvg`).
+    Dot,
+}
+
+/// The exit statuses, for `--help` (docs/cli.md lists them too).
+const EXIT_CODES: &str = "Exit status:
+  0   success
+  1   the program has errors (diagnostics on stderr), or an output cannot be written
+  2   bad command line
+  3   --interpret: the function failed at run time (its error is printed)
+  70  internal compiler error (a bug in afc; details in the file it names)";
+
+/// `afc --version`: afc's version and the LLVM and CBC it was built with.
+fn long_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| format!("{}\nLLVM {}\nCBC {}", env!("CARGO_PKG_VERSION"), afc_codegen_llvm::llvm_version(), afc_cluster_cbc::version()))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ErrorFormat {
+    /// `FILE:LINE:COL: error: MESSAGE`, the source line and a caret.
+    Human,
+    /// One JSON object per diagnostic, one per line (docs/cli.md).
+    Json,
 }
 
 /// afc: an optimally fusing compiler for .acc array programs.
 #[derive(Parser, Debug)]
-#[command(name = "afc", version, about)]
+#[command(name = "afc", version, long_version = long_version(), about, after_help = EXIT_CODES)]
 pub struct Cli {
-    /// The .acc source file, or a loop IR file (.lir, as --emit=loop-ir
-    /// writes it) to verify and compile as it stands.
+    /// The .acc source file (`-` reads standard input), or a loop IR file
+    /// (.lir, as --emit=loop-ir writes it) to verify and compile as it stands.
     pub file: PathBuf,
     /// Optimisation level, -O0 to -O3.
     #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub opt: u8,
-    /// Output file (default: FILE.o for obj; standard output for text).
+    /// DWARF line tables: each loop maps to its cluster's `.acc` line (gdb,
+    /// perf and objdump -l show source lines).
+    #[arg(short = 'g')]
+    pub debug: bool,
+    /// Output file (default: FILE.o for obj; standard output for text);
+    /// `-` is standard output.
     #[arg(short = 'o')]
     pub output: Option<PathBuf>,
     /// What to emit, comma-separated.
@@ -70,7 +101,9 @@ pub struct Cli {
     /// Target triple (default: the host).
     #[arg(long)]
     pub target: Option<String>,
-    /// Target CPU (default: the host's, when the target is the host).
+    /// Target CPU: `native` (the host's, with all its features; the default
+    /// when the target is the host) or a name LLVM knows (`x86-64-v3`,
+    /// `znver4`, …).
     #[arg(long)]
     pub cpu: Option<String>,
     /// The ILP formulation: `edge` (edge-local, papers/002) or `pairs` (all pairs, papers/000).
@@ -89,6 +122,15 @@ pub struct Cli {
     /// Run the verifiers after every pass (always on in debug builds).
     #[arg(long)]
     pub verify: bool,
+    /// No warnings.
+    #[arg(short = 'w')]
+    pub no_warnings: bool,
+    /// Warnings are errors: afc fails after printing them.
+    #[arg(long)]
+    pub werror: bool,
+    /// How diagnostics are written to stderr.
+    #[arg(long, value_enum, default_value = "human")]
+    pub error_format: ErrorFormat,
     /// Say how each function was clustered.
     #[arg(short, long)]
     pub verbose: bool,
@@ -143,27 +185,56 @@ fn fail(msg: &str) -> i32 {
     1
 }
 
+/// Whether a path is `-`: standard input or output.
+fn is_stdio(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// The source text and the name diagnostics give it.
+fn read_input(path: &Path) -> Result<(String, String), i32> {
+    if is_stdio(path) {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map_err(|e| fail(&format!("cannot read standard input: {}", e)))?;
+        return Ok(("<stdin>".into(), text));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| fail(&format!("cannot read {}: {}", path.display(), e)))?;
+    Ok((path.display().to_string(), text))
+}
+
 fn run(cli: &Cli) -> Result<(), i32> {
-    let text = std::fs::read_to_string(&cli.file).map_err(|e| fail(&format!("cannot read {}: {}", cli.file.display(), e)))?;
-    let copts = afc_codegen_llvm::Options { opt_level: cli.opt, fast_math: cli.fast_math, target: cli.target.clone(), cpu: cli.cpu.clone() };
+    let copts = afc_codegen_llvm::Options { opt_level: cli.opt, fast_math: cli.fast_math, target: cli.target.clone(), cpu: cli.cpu.clone(), debug: cli.debug };
+    afc_codegen_llvm::check_target(&copts).map_err(|e| {
+        eprintln!("afc: error: {}", e);
+        2
+    })?;
+    let (name, text) = read_input(&cli.file)?;
     if cli.file.extension().map(|e| e == "lir").unwrap_or(false) {
         return run_loop_ir(cli, &text, &copts);
     }
-    let file = SourceFile::new(cli.file.display().to_string(), text);
-    let llc = if cli.target.is_none() && cli.cpu.is_none() { crate::strategy::host_llc_bytes() } else { None };
+    let file = SourceFile::new(name, text);
+    let native = matches!(cli.cpu.as_deref(), None | Some("native"));
+    let llc = if cli.target.is_none() && native { crate::strategy::host_llc_bytes() } else { None };
     let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes: llc.unwrap_or(crate::strategy::DEFAULT_LLC_BYTES) };
     let opts = Options {
         cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, nodes: cli.ilp_nodes, time_limit: cli.ilp_time_limit, solver: &afc_cluster_cbc::Cbc },
         strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts) },
         verify: cli.verify || cfg!(debug_assertions),
         verbose: cli.verbose,
+        notes: !cli.no_warnings,
         time_passes: cli.time_passes,
     };
     let diag = |ds: Vec<afc_ir::diag::Diagnostic>| {
-        eprint!("{}", render_all(&ds, &file));
+        report(cli, &ds, &file);
         1
     };
-    let program = pipeline::front(&file, &opts).map_err(diag)?;
+    let (program, warnings) = pipeline::front(&file, &opts).map_err(diag)?;
+    if !cli.no_warnings && !warnings.is_empty() {
+        report(cli, &warnings, &file);
+        if cli.werror {
+            eprintln!("afc: error: warnings are errors (--werror)");
+            return Err(1);
+        }
+    }
     if let Some(name) = &cli.interpret {
         return interpret(&program, name, &cli.args);
     }
@@ -173,12 +244,25 @@ fn run(cli: &Cli) -> Result<(), i32> {
         text_out += &afc_ir::labelled::print_program(&program);
     }
     if emits.contains(&Emit::Header) {
-        text_out += &crate::header::header(&program, &file.name);
+        text_out += &crate::header::header(&program, &file);
     }
     let needs_middle = emits.iter().any(|e| !matches!(e, Emit::Labelled | Emit::Header));
     if needs_middle {
         let stages = pipeline::middle(&file, program, &opts).map_err(diag)?;
         for e in emits {
+            if *e == Emit::Dot {
+                let bodies: Vec<_> = stages
+                    .functions
+                    .iter()
+                    .flat_map(|top| top.bodies().into_iter().map(move |(prefix, fs)| (top, prefix, fs)))
+                    .map(|(top, prefix, fs)| {
+                        let name = if prefix.is_empty() { top.labelled.name.clone() } else { format!("{} (cluster {})", top.labelled.name, prefix.trim_end_matches('.')) };
+                        (name, &fs.labelled, &fs.graph, &fs.clustering)
+                    })
+                    .collect();
+                text_out += &crate::report::dot(&bodies, &file.name);
+                continue;
+            }
             for top in &stages.functions {
                 if *e == Emit::Clusters {
                     text_out += &top.print_clusters();
@@ -197,6 +281,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
                         },
                         Emit::FusionTree => text_out += &afc_ir::fusion::print(f, &fs.trees),
                         Emit::Cost => text_out += &afc_ir::cost::print(f, &fs.graph, &fs.sizes, &fs.clustering),
+                        Emit::FusionReport => text_out += &crate::report::fusion_report(f, &fs.graph, &fs.clustering, &opts.cluster),
                         _ => {}
                     }
                 }
@@ -236,7 +321,7 @@ fn back_end(cli: &Cli, loops: &afc_ir::loops::Program, copts: &afc_codegen_llvm:
     if !emits.iter().any(|e| matches!(e, Emit::Obj | Emit::Asm | Emit::LlvmIr)) {
         return Ok(());
     }
-    let module = cli.file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "afc".into());
+    let module = if is_stdio(&cli.file) { "stdin".into() } else { cli.file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "afc".into()) };
     set_pass("codegen");
     let art = afc_codegen_llvm::compile(loops, &module, copts, emits.contains(&Emit::Asm), emits.contains(&Emit::Obj)).map_err(|e| fail(&e))?;
     if emits.contains(&Emit::LlvmIr) {
@@ -250,9 +335,10 @@ fn back_end(cli: &Cli, loops: &afc_ir::loops::Program, copts: &afc_codegen_llvm:
         let path = match (&cli.output, only_obj) {
             (Some(p), true) => p.clone(),
             (Some(_), false) => return Err(fail("-o with object code and text output: emit them in separate runs")),
+            (None, _) if is_stdio(&cli.file) => return Err(fail("the source is standard input: name the object file with -o (`-o -` writes it to standard output)")),
             (None, _) => cli.file.with_extension("o"),
         };
-        write_atomically(&path, obj).map_err(|e| fail(&format!("cannot write {}: {}", path.display(), e)))?;
+        write_output(&path, obj)?;
     }
     Ok(())
 }
@@ -260,24 +346,41 @@ fn back_end(cli: &Cli, loops: &afc_ir::loops::Program, copts: &afc_codegen_llvm:
 /// Writes the text outputs to `-o` or standard output.
 fn finish(cli: &Cli, text_out: &str) -> Result<(), i32> {
     if !text_out.is_empty() {
-        match &cli.output {
-            Some(p) => write_atomically(p, text_out.as_bytes()).map_err(|e| fail(&format!("cannot write {}: {}", p.display(), e)))?,
-            None => {
-                let mut so = std::io::stdout().lock();
-                let _ = so.write_all(text_out.as_bytes());
-            }
-        }
+        write_output(cli.output.as_deref().unwrap_or(Path::new("-")), text_out.as_bytes())?;
     }
     Ok(())
 }
 
-/// Writes through a temporary file in the same folder, renamed into place.
+/// Writes an output: `-` to standard output, a file atomically.
+fn write_output(path: &Path, bytes: &[u8]) -> Result<(), i32> {
+    if is_stdio(path) {
+        let mut so = std::io::stdout().lock();
+        return so.write_all(bytes).and_then(|_| so.flush()).map_err(|e| fail(&format!("cannot write to standard output: {}", e)));
+    }
+    write_atomically(path, bytes).map_err(|e| fail(&format!("cannot write {}: {}", path.display(), e)))
+}
+
+/// Writes through a temporary file in the same folder, renamed into place,
+/// with the mode a new file gets (0666 less the umask: 0644 usually).
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(".afc-").permissions(std::fs::Permissions::from_mode(0o666)).tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Writes diagnostics to stderr in the `--error-format` asked for.
+fn report(cli: &Cli, ds: &[afc_ir::diag::Diagnostic], file: &SourceFile) {
+    match cli.error_format {
+        ErrorFormat::Human => eprint!("{}", render_all(ds, file)),
+        ErrorFormat::Json => {
+            for d in ds {
+                eprintln!("{}", d.to_json(file));
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------- interpreter mode
@@ -407,8 +510,10 @@ fn interpret(program: &afc_ir::labelled::Program, name: &str, args: &[String]) -
     });
     match result {
         Ok(rs) => {
-            for (r, l) in rs.iter().zip(&f.results) {
-                println!("{}", format_value(&l.c_name, r));
+            // Named as the header names them.
+            let (_, names) = crate::header::prototype(f);
+            for (r, n) in rs.iter().zip(&names) {
+                println!("{}", format_value(n, r));
             }
             Ok(())
         }

@@ -9,5 +9,6 @@ pub mod graph;
 pub mod header;
 pub mod lower;
 pub mod pipeline;
+pub mod report;
 pub mod sizes;
 pub mod strategy;

@@ -23,6 +23,8 @@ pub struct Options {
     pub strategy: crate::strategy::Config,
     pub verify: bool,
     pub verbose: bool,
+    /// Say, without -v, when a clustering is not proven optimal (off with -w).
+    pub notes: bool,
     pub time_passes: bool,
 }
 
@@ -123,10 +125,10 @@ fn round_trip(f: &loops::Function) {
     }
 }
 
-/// Source text to the labelled program.
-pub fn front(file: &SourceFile, opts: &Options) -> Result<Program, Vec<Diagnostic>> {
+/// Source text to the labelled program and the warnings.
+pub fn front(file: &SourceFile, opts: &Options) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
     let t = Timer { on: opts.time_passes };
-    let p = t.time("front-end", || crate::frontend::compile_source(&file.text))?;
+    let (p, warnings) = t.time("front-end", || crate::frontend::compile_source(&file.text))?;
     if opts.verify {
         for f in &p.functions {
             if let Err(e) = labelled::verify(f) {
@@ -134,7 +136,7 @@ pub fn front(file: &SourceFile, opts: &Options) -> Result<Program, Vec<Diagnosti
             }
         }
     }
-    Ok(p)
+    Ok((p, warnings))
 }
 
 /// The labelled program to the loop IR, through every middle-end stage.
@@ -202,6 +204,10 @@ fn body_stages(f: &Function, mut sizes: Sizes, opts: &Options, t: &Timer) -> Fun
     }
     if opts.verbose {
         eprintln!("afc: fn {}: {} nodes, {} clusters ({})", f.name, graph.len(), clustering.clusters.len(), clustering.how);
+    } else if opts.notes && opts.cluster.mode == cluster::FusionMode::Ilp && !clustering.how.contains(": optimal") && !clustering.how.contains(": empty") {
+        // A limit that stops the solver changes what the user gets: said
+        // even without -v.
+        eprintln!("afc: note: fn {}: clustering not proven optimal ({}); --ilp-nodes raises the limit", f.name, clustering.how);
     }
     if opts.verify {
         if let Err(e) = afc_ir::cluster::verify(f, &graph, &clustering) {

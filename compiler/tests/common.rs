@@ -8,13 +8,13 @@ use afc::pipeline::{self, Options, Stages};
 use afc_ir::diag::SourceFile;
 
 pub fn options(mode: FusionMode) -> Options {
-    Options { cluster: ClusterConfig { mode, model: IlpModel::Edge, nodes: None, time_limit: 20.0, solver: &afc_cluster_cbc::Cbc }, strategy: Default::default(), verify: true, verbose: false, time_passes: false }
+    Options { cluster: ClusterConfig { mode, model: IlpModel::Edge, nodes: None, time_limit: 20.0, solver: &afc_cluster_cbc::Cbc }, strategy: Default::default(), verify: true, verbose: false, notes: false, time_passes: false }
 }
 
 pub fn compile(src: &str, mode: FusionMode) -> Stages {
     let file = SourceFile::new("test.acc", src);
     let opts = options(mode);
-    let p = pipeline::front(&file, &opts).unwrap_or_else(|d| panic!("{}", afc_ir::diag::render_all(&d, &file)));
+    let (p, _) = pipeline::front(&file, &opts).unwrap_or_else(|d| panic!("{}", afc_ir::diag::render_all(&d, &file)));
     pipeline::middle(&file, p, &opts).unwrap_or_else(|d| panic!("{}", afc_ir::diag::render_all(&d, &file)))
 }
 

@@ -64,7 +64,18 @@ impl SourceFile {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Severity {
     Error,
+    Warning,
     Note,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
 }
 
 /// One diagnostic: a message at a primary span, secondary labels and notes.
@@ -81,6 +92,9 @@ impl Diagnostic {
     pub fn error(span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic { severity: Severity::Error, message: message.into(), span, labels: vec![], notes: vec![] }
     }
+    pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, message: message.into(), span, labels: vec![], notes: vec![] }
+    }
     pub fn with_label(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
         self.labels.push((span, text.into()));
         self
@@ -94,11 +108,7 @@ impl Diagnostic {
     /// line under the span, then each label and note.
     pub fn render(&self, file: &SourceFile) -> String {
         let mut out = String::new();
-        let sev = match self.severity {
-            Severity::Error => "error",
-            Severity::Note => "note",
-        };
-        let _ = writeln!(out, "{}: {}: {}", file.location(self.span), sev, self.message);
+        let _ = writeln!(out, "{}: {}: {}", file.location(self.span), self.severity.name(), self.message);
         render_snippet(&mut out, file, self.span, None);
         for (span, text) in &self.labels {
             let _ = writeln!(out, "{}: note: {}", file.location(*span), text);
@@ -136,6 +146,43 @@ pub fn render_all(diags: &[Diagnostic], file: &SourceFile) -> String {
     diags.iter().map(|d| d.render(file)).collect()
 }
 
+impl Diagnostic {
+    /// One JSON object on one line (`--error-format=json`, for editors):
+    /// `file`, `severity`, `message`, the primary `span` (1-based `line`,
+    /// `column`, `end_line`, `end_column`, and byte offsets), `labels`
+    /// (each a span and its `message`) and `notes`.
+    pub fn to_json(&self, file: &SourceFile) -> String {
+        let span = |s: Span| {
+            let (line, column) = file.line_col(s.start);
+            let (end_line, end_column) = file.line_col(s.end.max(s.start));
+            serde_json::json!({"line": line, "column": column, "end_line": end_line, "end_column": end_column, "start": s.start, "end": s.end})
+        };
+        serde_json::json!({
+            "file": file.name,
+            "severity": self.severity.name(),
+            "message": self.message,
+            "span": span(self.span),
+            "labels": self.labels.iter().map(|(s, m)| serde_json::json!({"span": span(*s), "message": m})).collect::<Vec<_>>(),
+            "notes": self.notes,
+        })
+        .to_string()
+    }
+}
+
+/// The candidate closest to a misspelt `name`, for "did you mean": within
+/// an edit distance of a third of the name's length (at least 1), the
+/// nearest first, ties to the earliest candidate.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .map(|c| (strsim::damerau_levenshtein(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +192,22 @@ mod tests {
         let f = SourceFile::new("a.acc", "fn f() -> i64 {\n  1 + true\n}\n");
         let d = Diagnostic::error(Span::new(22, 26), "mismatched types");
         assert_eq!(d.render(&f), "a.acc:2:7: error: mismatched types\n2 |   1 + true\n  |       ^^^^\n");
+    }
+
+    #[test]
+    fn json_form() {
+        let f = SourceFile::new("a.acc", "fn f() -> i64 {\n  1 + \"x\"\n}\n");
+        let d = Diagnostic::warning(Span::new(22, 25), "say \"hi\"").with_note("n");
+        assert_eq!(
+            d.to_json(&f),
+            r#"{"file":"a.acc","labels":[],"message":"say \"hi\"","notes":["n"],"severity":"warning","span":{"column":7,"end":25,"end_column":10,"end_line":2,"line":2,"start":22}}"#
+        );
+    }
+
+    #[test]
+    fn did_you_mean() {
+        assert_eq!(closest("fodl", ["map", "fold", "filter"]), Some("fold"));
+        assert_eq!(closest("xs", ["ys", "zs"]), Some("ys"));
+        assert_eq!(closest("banana", ["map", "fold"]), None);
     }
 }

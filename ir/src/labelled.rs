@@ -396,6 +396,10 @@ pub struct Function {
     pub span: Span,
     pub params: Vec<Leaf>,
     pub results: Vec<Leaf>,
+    /// Per top-level result (`outN`), its source name when the function
+    /// returns it as a plain name (`ys` in `(ys, s)`): the header names the
+    /// result parameter after it.
+    pub result_names: Vec<Option<String>>,
     pub items: Vec<Item>,
     pub nodes: Vec<Node>,
     pub vars: Vec<VarInfo>,

@@ -16,6 +16,11 @@ impl afc_ir::lp::Solver for Cbc {
     }
 }
 
+/// CBC's version, as `afc --version` reports it.
+pub fn version() -> &'static str {
+    coin_cbc::raw::Model::version()
+}
+
 pub fn solve(lp: &Lp, limits: Limits) -> Solution {
     let mut m = Model::default();
     m.set_parameter("log", "0");

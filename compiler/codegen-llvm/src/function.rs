@@ -22,6 +22,7 @@ use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
+use inkwell::debug_info::{AsDIScope, DIFlags, DIFlagsConstants, DISubprogram, DebugInfoBuilder};
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicType, BasicTypeEnum, StructType};
@@ -61,6 +62,25 @@ struct Gen<'a, 'ctx> {
     entry_bb: BasicBlock<'ctx>,
     /// The gather labels of the nest being generated.
     labels: Vec<afc_ir::loops::GatherIndex>,
+    /// `-g`: the debug-info builder and this function's subprogram.
+    debug: Option<(&'a DebugInfoBuilder<'ctx>, DISubprogram<'ctx>)>,
+}
+
+/// A source file as debug info names it: its file name and its folder,
+/// made absolute so a debugger finds it from anywhere.
+pub(crate) fn source_file(file: &str) -> (String, String) {
+    let path = std::fs::canonicalize(file).unwrap_or_else(|_| std::path::PathBuf::from(file));
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| file.to_string());
+    let dir = path.parent().map(|d| d.display().to_string()).filter(|d| !d.is_empty());
+    (name, dir.unwrap_or_else(|| std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()))
+}
+
+/// `FILE:LINE:COL` (a loop IR location) as its parts.
+pub(crate) fn split_location(loc: &str) -> Option<(&str, u32, u32)> {
+    let mut it = loc.rsplitn(3, ':');
+    let col = it.next()?.parse().ok()?;
+    let line = it.next()?.parse().ok()?;
+    Some((it.next()?, line, col))
 }
 
 /// The descriptor of an array of rank `r`: `{ T *data; int64_t shape[r]; }`.
@@ -94,7 +114,7 @@ fn c_fn_type<'ctx>(cx: &'ctx Context, tys: &[VarTy], ins: &[ParamPass], outs: us
     cx.i32_type().fn_type(&arg_tys, false)
 }
 
-pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Options) -> R<()> {
+pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Options, dib: Option<&DebugInfoBuilder<'ctx>>) -> R<()> {
     let (ins, outs) = classify(f);
     let ptr = cx.ptr_type(Default::default());
     let tys: Vec<VarTy> = f.params.iter().map(|l| if let Operand::Var(v) = l.value { f.var(v).ty.clone() } else { unreachable!() }).collect();
@@ -110,6 +130,18 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("frame-pointer", "none"));
 
     let b = cx.create_builder();
+    // -g: a subprogram at the function's line; every instruction gets the
+    // line of the step it belongs to (a loop nest: its cluster's first
+    // combinator), the function's line otherwise.
+    let debug = dib.map(|dib| {
+        let (file, line, _) = split_location(f.location(f.span)).unwrap_or(("?", 0, 0));
+        let (name, dir) = source_file(file);
+        let difile = dib.create_file(&name, &dir);
+        let ty = dib.create_subroutine_type(difile, None, &[], DIFlags::PUBLIC);
+        let sp = dib.create_function(difile.as_debug_info_scope(), &f.name, None, difile, line, ty, !f.exported, true, line, DIFlags::PUBLIC, opts.opt_level > 0);
+        func.set_subprogram(sp);
+        (dib, sp)
+    });
     let entry_bb = cx.append_basic_block(func, "entry");
     let body_bb = cx.append_basic_block(func, "start");
     let fail_bb = cx.append_basic_block(func, "fail");
@@ -131,7 +163,9 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         fail_bb,
         entry_bb,
         labels: vec![],
+        debug,
     };
+    g.at(f.span);
     g.b.position_at_end(body_bb);
 
     // Parameters.
@@ -410,14 +444,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// A pointer-sized slot in the entry block, null until allocated.
     fn new_alloc_slot(&mut self, v: Option<VarId>) -> R<PointerValue<'ctx>> {
-        let cur = self.b.get_insert_block().unwrap();
-        match self.entry_bb.get_first_instruction() {
-            Some(i) => self.b.position_before(&i),
-            None => self.b.position_at_end(self.entry_bb),
-        }
         let name = v.map(|v| format!("{}.alloc", self.name(v))).unwrap_or_else(|| "alloc".into());
-        let slot = self.b.build_alloca(self.cx.ptr_type(Default::default()), &name)?;
-        self.b.position_at_end(cur);
+        let slot = self.entry_alloca(self.cx.ptr_type(Default::default()).into(), &name)?;
         self.allocs.push(slot);
         if let Some(v) = v {
             self.alloc_of.insert(v, slot);
@@ -1082,12 +1110,32 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// One step of the function or of a branch (not `check room`, which
     /// only the function's own steps have).
     fn step(&mut self, s: &Step) -> R<()> {
-        match s {
+        let r = match s {
             Step::Stmt(s) => self.stmt(s),
-            Step::Loop(n) => self.nest(n),
-            Step::Call(c) => self.call_extern(c),
-            Step::If(b) => self.branch(b),
+            Step::Loop(n) => {
+                self.at(n.span);
+                self.nest(n)
+            }
+            Step::Call(c) => {
+                self.at(c.span);
+                self.call_extern(c)
+            }
+            Step::If(b) => {
+                self.at(b.span);
+                self.branch(b)
+            }
             Step::CheckRoom => unreachable!("loops::verify: 'check room' is a step of the function"),
+        };
+        self.at(self.f.span);
+        r
+    }
+
+    /// -g: the source line of what is generated next.
+    fn at(&self, span: Span) {
+        if let Some((dib, sp)) = self.debug {
+            let (_, line, col) = split_location(self.f.location(span)).unwrap_or(("?", 0, 0));
+            let loc = dib.create_debug_location(self.cx, line, col, sp.as_debug_info_scope(), None);
+            self.b.set_current_debug_location(loc);
         }
     }
 
@@ -1206,14 +1254,21 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(p)
     }
 
+    /// A stack slot in the entry block. Positioning the builder before an
+    /// instruction takes that instruction's debug location (LLVM 19), so
+    /// the current one (-g) is put back after.
     fn entry_alloca(&mut self, t: BasicTypeEnum<'ctx>, name: &str) -> R<PointerValue<'ctx>> {
         let cur = self.b.get_insert_block().unwrap();
+        let loc = self.b.get_current_debug_location();
         match self.entry_bb.get_first_instruction() {
             Some(i) => self.b.position_before(&i),
             None => self.b.position_at_end(self.entry_bb),
         }
         let slot = self.b.build_alloca(t, name)?;
         self.b.position_at_end(cur);
+        if let Some(loc) = loc {
+            self.b.set_current_debug_location(loc);
+        }
         Ok(slot)
     }
 

@@ -3,6 +3,7 @@
 //! only the loop IR: it knows nothing of ASTs, graphs or clusters.
 
 mod abi;
+mod cpus;
 mod function;
 
 use afc_ir::loops::Program;
@@ -21,25 +22,85 @@ pub struct Options {
     pub target: Option<String>,
     /// Target CPU; the host's when `None` and the target is the host.
     pub cpu: Option<String>,
+    /// `-g`: DWARF line tables mapping each loop to its `.acc` line.
+    pub debug: bool,
 }
 
 /// The widest vector registers the target's code uses, in bits: 256 with
 /// AVX (LLVM prefers 256-bit vectors on AVX-512 machines too), else 128.
-/// The host's features are read from LLVM; for `--cpu` the x86-64 levels
-/// and the common CPU families are known, others count as 128.
+/// The host's features are read from LLVM; for a named `--cpu` the x86-64
+/// levels and the common CPU families are known, others count as 128.
 pub fn vector_bits(opts: &Options) -> u32 {
-    let features = match (&opts.target, &opts.cpu) {
-        (None, None) => TargetMachine::get_host_cpu_features().to_string(),
-        _ => String::new(),
-    };
+    let (cpu, features) = cpu_and_features(opts);
     if features.split(',').any(|f| f == "+avx" || f == "+avx2") {
         return 256;
     }
     let wide = ["x86-64-v3", "x86-64-v4", "haswell", "broadwell", "skylake", "skylake-avx512", "cascadelake", "icelake-client", "icelake-server", "tigerlake", "alderlake", "sapphirerapids", "znver1", "znver2", "znver3", "znver4"];
-    match &opts.cpu {
-        Some(c) if wide.contains(&c.as_str()) => 256,
-        _ => 128,
+    if wide.contains(&cpu.as_str()) {
+        256
+    } else {
+        128
     }
+}
+
+/// The CPU and feature string code is generated for: the host's CPU and
+/// all its features with no `--cpu` on the host target or with
+/// `--cpu native`; a named CPU's own features otherwise; generic x86-64
+/// for another target.
+fn cpu_and_features(opts: &Options) -> (String, String) {
+    let host = || (TargetMachine::get_host_cpu_name().to_string(), TargetMachine::get_host_cpu_features().to_string());
+    match (&opts.cpu, &opts.target) {
+        (Some(c), _) if c == "native" => host(),
+        (Some(c), _) => (c.clone(), String::new()),
+        (None, None) => host(),
+        (None, Some(_)) => ("x86-64".to_string(), String::new()),
+    }
+}
+
+/// The target triple: `--target`, or the host's.
+fn triple(opts: &Options) -> TargetTriple {
+    match &opts.target {
+        Some(t) => TargetTriple::create(t),
+        None => TargetMachine::get_default_triple(),
+    }
+}
+
+/// Checks `--target` and `--cpu` before anything is compiled: afc's C ABI
+/// lowering is x86-64 System V's, and LLVM neither checks CPU names nor
+/// survives a 32-bit one (cpus.rs).
+pub fn check_target(opts: &Options) -> Result<(), String> {
+    let triple = triple(opts);
+    let t = triple.as_str().to_string_lossy().to_string();
+    let arch = t.split('-').next().unwrap_or("");
+    if arch != "x86_64" {
+        return Err(format!("target '{}' is not supported: afc generates x86-64 code with the System V calling convention (e.g. --target x86_64-unknown-linux-gnu)", t));
+    }
+    let windows = ["windows", "win32", "msvc", "mingw", "cygwin", "uefi"];
+    if windows.iter().any(|w| t.contains(w)) {
+        return Err(format!("target '{}' is not supported: it uses the Microsoft x64 calling convention, and afc's C ABI is x86-64 System V's (Linux, the BSDs, macOS)", t));
+    }
+    if t.ends_with("x32") {
+        return Err(format!("target '{}' is not supported: afc's C ABI uses 64-bit pointers", t));
+    }
+    Target::initialize_native(&InitializationConfig::default())?;
+    Target::from_triple(&triple).map_err(|e| format!("target '{}': {}", t, e.to_string().trim()))?;
+    if let Some(c) = &opts.cpu {
+        if c != "native" && !cpus::X86_64.contains(&c.as_str()) {
+            if cpus::X86_32_ONLY.contains(&c.as_str()) {
+                return Err(format!("cpu '{}' cannot run x86-64 code; afc generates only x86-64 code", c));
+            }
+            let hint = afc_ir::diag::closest(c, cpus::X86_64.iter().copied()).map(|s| format!(" (did you mean '{}'?)", s)).unwrap_or_default();
+            return Err(format!("unknown cpu '{}'{}; 'native' is the host's, and `llc-19 -mtriple=x86_64 -mcpu=help` lists the others", c, hint));
+        }
+    }
+    Ok(())
+}
+
+/// LLVM's version, as `afc --version` reports it.
+pub fn llvm_version() -> String {
+    let (mut major, mut minor, mut patch) = (0, 0, 0);
+    unsafe { inkwell::llvm_sys::core::LLVMGetVersion(&mut major, &mut minor, &mut patch) };
+    format!("{}.{}.{}", major, minor, patch)
 }
 
 /// Whether the target links glibc's vector math library: x86-64 Linux
@@ -63,6 +124,22 @@ fn use_libmvec() {
     });
 }
 
+/// `-g`: a debug-info builder with one compile unit for the source file
+/// (named by the first function's location): a subprogram per function and
+/// line tables; afc's variables are not described (they have no C-level
+/// types a debugger could show usefully).
+fn debug_info<'ctx>(cx: &'ctx Context, module: &inkwell::module::Module<'ctx>, p: &Program, opts: &Options) -> (inkwell::debug_info::DebugInfoBuilder<'ctx>, inkwell::debug_info::DICompileUnit<'ctx>) {
+    use inkwell::debug_info::{DWARFEmissionKind, DWARFSourceLanguage};
+    use inkwell::module::FlagBehavior;
+    let file = p.functions.first().and_then(|f| function::split_location(f.location(f.span)).map(|(file, _, _)| file.to_string())).unwrap_or_else(|| "?".into());
+    let (name, dir) = function::source_file(&file);
+    let i32t = cx.i32_type();
+    module.add_basic_value_flag("Debug Info Version", FlagBehavior::Warning, i32t.const_int(3, false));
+    module.add_basic_value_flag("Dwarf Version", FlagBehavior::Warning, i32t.const_int(5, false));
+    let producer = format!("afc {}", env!("CARGO_PKG_VERSION"));
+    module.create_debug_info_builder(true, DWARFSourceLanguage::C, &name, &dir, &producer, opts.opt_level > 0, "", 0, "", DWARFEmissionKind::Full, 0, false, false, "", "")
+}
+
 /// What the back end produced: optimised IR text, and assembly and object
 /// code when asked for.
 pub struct Artifacts {
@@ -73,25 +150,10 @@ pub struct Artifacts {
 
 /// Compiles a whole program into one LLVM module.
 pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, want_obj: bool) -> Result<Artifacts, String> {
-    Target::initialize_native(&InitializationConfig::default())?;
-    let triple = match &opts.target {
-        Some(t) => TargetTriple::create(t),
-        None => TargetMachine::get_default_triple(),
-    };
-    if !triple.as_str().to_string_lossy().starts_with("x86_64") {
-        return Err(format!(
-            "target '{}' is not supported: afc's C ABI lowering covers x86-64 System V",
-            triple.as_str().to_string_lossy()
-        ));
-    }
+    check_target(opts)?;
+    let triple = triple(opts);
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
-    let host = opts.target.is_none();
-    let cpu = match &opts.cpu {
-        Some(c) => c.clone(),
-        None if host => TargetMachine::get_host_cpu_name().to_string(),
-        None => "x86-64".to_string(),
-    };
-    let features = if host && opts.cpu.is_none() { TargetMachine::get_host_cpu_features().to_string() } else { String::new() };
+    let (cpu, features) = cpu_and_features(opts);
     let level = match opts.opt_level {
         0 => OptimizationLevel::None,
         1 => OptimizationLevel::Less,
@@ -109,8 +171,12 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
     let module = cx.create_module(module_name);
     module.set_triple(&triple);
     module.set_data_layout(&tm.get_target_data().get_data_layout());
+    let debug = opts.debug.then(|| debug_info(&cx, &module, p, opts));
     for f in &p.functions {
-        function::emit(&cx, &module, f, opts).map_err(|e| format!("LLVM code generation failed in fn {}: {}", f.name, e))?;
+        function::emit(&cx, &module, f, opts, debug.as_ref().map(|(dib, _)| dib)).map_err(|e| format!("LLVM code generation failed in fn {}: {}", f.name, e))?;
+    }
+    if let Some((dib, _)) = &debug {
+        dib.finalize();
     }
     if let Err(e) = module.verify() {
         afc_ir::ice::fail("codegen", &format!("invalid LLVM IR: {}", e.to_string()), &module.print_to_string().to_string());

@@ -65,6 +65,12 @@ pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
             );
             continue;
         }
+        if it.exported {
+            if let Some((why, hint)) = super::cnames::export_problem(n) {
+                diags.push(Diagnostic::error(it.name.span, format!("cannot export '{}': {}", n, why)).with_note(hint));
+                continue;
+            }
+        }
         items.insert(it.name.name.clone(), it);
     }
     if !diags.is_empty() {
@@ -95,6 +101,18 @@ pub fn elaborate(prog: &ast::Program) -> Result<Program, Vec<Diagnostic>> {
         let mut seen = HashSet::new();
         diags.retain(|d| seen.insert((d.span, d.message.clone())));
         Err(diags)
+    }
+}
+
+/// The source name of each top-level result written as a plain name.
+fn result_names(e: &Expr) -> Vec<Option<String>> {
+    let name = |e: &Expr| match &e.kind {
+        ExprKind::Name(n) => Some(n.clone()),
+        _ => None,
+    };
+    match &e.kind {
+        ExprKind::Tuple(es) => es.iter().map(name).collect(),
+        _ => vec![name(e)],
     }
 }
 
@@ -158,6 +176,58 @@ fn recursive_functions(items: &IndexMap<String, &ast::Item>) -> HashSet<String> 
         }
     }
     rec
+}
+
+/// Every name a call can use without defining it.
+fn builtin_names() -> impl Iterator<Item = &'static str> {
+    const OTHERS: &[&str] = &["zip", "unzip", "length", "shape", "select", "i32", "i64", "f32", "f64"];
+    const BUILTINS: &[&str] = &["min", "max", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "erf", "floor", "ceil", "round", "pow"];
+    debug_assert!(BUILTINS.iter().all(|b| Builtin::from_name(b).is_some()));
+    COMBINATORS.iter().chain(OTHERS).chain(BUILTINS).copied()
+}
+
+/// A combinator's form, and which of its arguments are workers.
+fn combinator_form(name: &str) -> Option<(&'static str, &'static [usize])> {
+    Some(match name {
+        "map" => ("map(f, xs, …)", &[0]),
+        "generate" => ("generate(n, f)", &[1]),
+        "fold" => ("fold(op, z, xs)", &[0]),
+        "filter" => ("filter(p, xs)", &[0]),
+        "scanl" => ("scanl(op, z, xs)", &[0]),
+        "prescanl" => ("prescanl(op, z, xs)", &[0]),
+        "scanr" => ("scanr(op, z, xs)", &[0]),
+        "backpermute" => ("backpermute(n, f, xs)", &[1]),
+        "scatter" => ("scatter(op, dest, src)", &[0]),
+        "permute" => ("permute(op, dest, f, xs)", &[0, 2]),
+        _ => return None,
+    })
+}
+
+/// A worker (`|x| …` or a section) where a combinator takes an array or a
+/// value: the arguments are in the wrong order, which the message says
+/// with the combinator's form, rather than "a worker can only be an
+/// argument of a combinator".
+fn check_worker_positions(name: &str, args: &[Expr]) -> R<()> {
+    let Some((form, workers)) = combinator_form(name) else { return Ok(()) };
+    for (i, a) in args.iter().enumerate() {
+        if matches!(a.kind, ExprKind::Lambda(..) | ExprKind::Section(_)) && !workers.contains(&i) {
+            let place = match workers {
+                [0] => "first".to_string(),
+                [1] => "second".to_string(),
+                _ => "first and third".to_string(),
+            };
+            return Err(Diagnostic::error(a.span, format!("a worker as argument {} of '{}', which takes its worker {}: {}", i + 1, name, place, form)));
+        }
+    }
+    Ok(())
+}
+
+/// Adds "did you mean 'x'?" when a candidate is close to `name`.
+fn did_you_mean<'a>(d: Diagnostic, name: &str, candidates: impl Iterator<Item = &'a str>) -> Diagnostic {
+    match afc_ir::diag::closest(name, candidates) {
+        Some(c) => d.with_note(format!("did you mean '{}'?", c)),
+        None => d,
+    }
 }
 
 fn is_builtin_name(n: &str) -> bool {
@@ -563,7 +633,8 @@ impl<'a> Elab<'a> {
         if self.items.contains_key(n) || is_builtin_name(n) {
             return Diagnostic::error(span, format!("'{}' is a function; call it with arguments", n));
         }
-        Diagnostic::error(span, format!("unknown name '{}'", n))
+        let in_scope: Vec<&str> = self.scopes[self.scope_base..].iter().map(|(n, _)| n.as_str()).collect();
+        did_you_mean(Diagnostic::error(span, format!("unknown name '{}'", n)), n, in_scope.into_iter())
     }
 
     fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr, span: Span) -> R<Val> {
@@ -678,7 +749,7 @@ impl<'a> Elab<'a> {
         let body = |name: &str, items: Vec<Item>, nodes: Vec<Node>, same_size, v: &Val, s: &Self| {
             let mut results = vec![];
             s.leaves_of(v, name, &mut results);
-            Function { name: name.into(), exported: false, recursive: false, span, params: vec![], results, items, nodes, vars: vec![], same_size }
+            Function { name: name.into(), exported: false, recursive: false, span, params: vec![], results, result_names: vec![], items, nodes, vars: vec![], same_size }
         };
         let then = Box::new(body("then", ti, tn, ts, &tv, self));
         let els = Box::new(body("else", ei, en, es, &ev, self));
@@ -842,7 +913,13 @@ impl<'a> Elab<'a> {
                     let vals = args.iter().map(|a| self.expr(a)).collect::<R<Vec<_>>>()?;
                     self.call_user(item, vals, args, span)
                 }
-                None => Err(Diagnostic::error(f.span, format!("unknown function '{}'", name))),
+                None => {
+                    let mut callable: Vec<&str> = self.items.keys().map(|k| k.as_str()).collect();
+                    for b in builtin_names() {
+                        callable.push(b);
+                    }
+                    Err(did_you_mean(Diagnostic::error(f.span, format!("unknown function '{}'", name)), name, callable.into_iter()))
+                }
             },
         }
     }
@@ -963,6 +1040,7 @@ impl<'a> Elab<'a> {
             )
             .with_note("nested parallelism is not part of the language: bind the inner array with `let` outside the worker"));
         }
+        check_worker_positions(name, args)?;
         let need = |n: usize| -> R<()> {
             if args.len() != n {
                 Err(Diagnostic::error(span, format!("'{}' takes {} arguments, found {}", name, n, args.len())))
@@ -1369,7 +1447,7 @@ impl<'a> Elab<'a> {
             consts.insert(l.var, literal_const(&l.lit, l.negated, p, l.span)?);
         }
         let recursive = self.recursive.contains(&it.name.name);
-        let mut f = Function { name: it.name.name.clone(), exported: it.exported, recursive, span: it.span, params, results, items, nodes: std::mem::take(&mut self.nodes), vars, same_size: std::mem::take(&mut self.same_size) };
+        let mut f = Function { name: it.name.name.clone(), exported: it.exported, recursive, span: it.span, params, results, result_names: it.body.as_ref().map(|b| result_names(&b.result)).unwrap_or_default(), items, nodes: std::mem::take(&mut self.nodes), vars, same_size: std::mem::take(&mut self.same_size) };
         fix_literals(&mut f, &consts);
         propagate_copies(&mut f);
         finish_branches(&mut f);

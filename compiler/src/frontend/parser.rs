@@ -214,6 +214,10 @@ impl Parser {
         if self.is("}") {
             return Err(Diagnostic::error(self.span(), "expected an expression: a block ends with the value it yields"));
         }
+        if matches!(self.peek(), Tok::Ident(n) if n == "return") {
+            return Err(Diagnostic::error(self.span(), "there is no `return`: a block's value is its last expression")
+                .with_note("write the value alone at the end of the block, without `return` and `;` (`{ let s = …; s }`)"));
+        }
         let result = self.expr()?;
         if self.is(";") {
             return Err(Diagnostic::error(self.span(), "expected '}', found ';'")

@@ -1,0 +1,203 @@
+//! Explaining a clustering from outside: `--emit=fusion-report` says, per
+//! fusible edge, whether it was fused and, if not, why; `--emit=dot` draws
+//! the dependency graph with clusters as boxes (papers/000 Fig. 1.1).
+
+use crate::cluster::{ClusterConfig, FusionMode};
+use afc_ir::cluster::Clustering;
+use afc_ir::graph::{DepGraph, EdgeKind};
+use afc_ir::labelled::{Function, NodeId};
+use afc_ir::lp::{Limits, SolveStatus, Stop};
+use std::fmt::Write;
+
+/// Why a fusible edge is not fused.
+enum Why {
+    /// `--fusion=none`.
+    Unfused,
+    /// A path from the producer to the consumer passes a fusion-preventing
+    /// edge: in one loop they would wait for each other.
+    PreventingPath { from: NodeId, to: NodeId, reason: String },
+    /// Fused, they would need one traversal order, and none serves both:
+    /// without the ILP's order rows a clustering fusing them exists.
+    Order { order: u32 },
+    /// No clustering that fuses them satisfies the ILP's constraints, even
+    /// with traversal orders set aside: fusing them would force nodes
+    /// between them into the cluster, and some of those cannot join it.
+    Illegal,
+    /// Legal, but the best clustering that fuses them costs more (or the
+    /// same: the solver kept another of equal cost).
+    Cost { fused: f64, chosen: f64, proven: bool },
+    /// The solve with the edge fused stopped at its limit with nothing.
+    Unknown,
+}
+
+/// `--emit=fusion-report` for one function body.
+pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterConfig) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "fn {}{}", f.name, if c.how.is_empty() { String::new() } else { format!(" ({})", c.how) });
+    let of = c.cluster_of();
+    let name = |n: NodeId| format!("\"{}\"", f.node(n).name);
+    let reach = g.reach().ok();
+    // The edge model, built once: each unfused edge is asked about by
+    // fixing its variable.
+    let model = (cfg.mode != FusionMode::None && !g.is_empty()).then(|| crate::cluster::ilp::model(f, g));
+    let chosen = model.as_ref().map(|m| m.lp.value_of(&m.assignment(f, g, c)));
+    for (a, b, e) in g.edges() {
+        if !e.is_fusible() || a == b {
+            continue;
+        }
+        let vars: Vec<&str> = e.vars.iter().map(|v| f.var(*v).name.as_str()).collect();
+        let edge = format!("{} -> {} [{}]", name(a), name(b), vars.join(", "));
+        if of.get(&a) == of.get(&b) {
+            let _ = writeln!(out, "  fused {}: cluster {}", edge, of[&a]);
+            continue;
+        }
+        let order = match e.kind {
+            EdgeKind::Fusible { order } => order,
+            _ => 0,
+        };
+        let why = if cfg.mode == FusionMode::None {
+            Why::Unfused
+        } else if let Some(w) = reach.as_ref().filter(|r| r.preventing_path(a, b)).and_then(|_| preventing_edge(g, a, b)) {
+            w
+        } else {
+            match (&model, chosen) {
+                (Some(m), Some(chosen)) => with_edge_fused(m, a, b, order, chosen, cfg),
+                _ => Why::Unknown,
+            }
+        };
+        let text = match why {
+            Why::Unfused => "--fusion=none: every combinator is a loop of its own".to_string(),
+            Why::PreventingPath { from, to, reason } => format!(
+                "forbidden: a path between them passes the fusion-preventing edge {} -> {} ({}); in one loop they would wait for each other",
+                name(from),
+                name(to),
+                reason
+            ),
+            Why::Order { order } => format!(
+                "forbidden: no common traversal order: {} reads [{}] {}, and no clustering runs both in one order (docs/ilp.md, traversal orders)",
+                name(b),
+                vars.join(", "),
+                describe_order(order)
+            ),
+            Why::Illegal => "forbidden: every clustering that fuses them also fuses nodes that cannot join them (a dependency cycle, or sizes that differ; docs/ilp.md)".to_string(),
+            Why::Cost { fused, chosen, proven } if fused > chosen + 0.5 => format!(
+                "cost: the {}clustering that fuses them costs {} against {} (the cost model prefers them apart)",
+                if proven { "best " } else { "best found " },
+                fused,
+                chosen
+            ),
+            Why::Cost { fused, chosen, .. } if cfg.mode == FusionMode::Greedy => {
+                format!("greedy: the greedy clustering did not fuse them; the best clustering that does costs {} against {}", fused, chosen)
+            }
+            Why::Cost { fused, chosen, .. } => {
+                format!("tie: the best clustering that fuses them costs {} as well ({}); the solver kept this one", fused, chosen)
+            }
+            Why::Unknown => "unknown: the solver stopped at its limit before finding a clustering that fuses them".to_string(),
+        };
+        let _ = writeln!(out, "  not fused {}: {}", edge, text);
+    }
+    out
+}
+
+/// The first fusion-preventing edge on a path from `a` to `b`, by a
+/// breadth-first search over the edges (those from a node `a` reaches to a
+/// node that reaches `b`).
+fn preventing_edge(g: &DepGraph, a: NodeId, b: NodeId) -> Option<Why> {
+    let reach = g.reach().ok()?;
+    let on_path = |x: NodeId| x == a || reach.path(a, x);
+    let reaches_b = |x: NodeId| x == b || reach.path(x, b);
+    g.edges().find_map(|(x, y, e)| match &e.kind {
+        EdgeKind::Preventing { reason } if on_path(x) && reaches_b(y) => Some(Why::PreventingPath { from: x, to: y, reason: reason.clone() }),
+        _ => None,
+    })
+}
+
+fn describe_order(order: u32) -> String {
+    match order {
+        0 => "left to right".into(),
+        1 => "right to left".into(),
+        k => format!("at a gather's indices (label {})", k),
+    }
+}
+
+/// The rows of the edge model about traversal orders (docs/ilp.md).
+fn is_order_row(name: &str) -> bool {
+    ["order_", "feeds_", "sib_order_", "whole_"].iter().any(|p| name.starts_with(p))
+}
+
+/// Solves the edge model with the edge `a -> b` fused (its variable 0); if
+/// that has no solution, again without the order rows, to tell an order
+/// conflict from a structural one.
+fn with_edge_fused(m: &crate::cluster::ilp::Model, a: NodeId, b: NodeId, order: u32, chosen: f64, cfg: &ClusterConfig) -> Why {
+    let Some(x) = m.fused_edges.get(&(a, b)) else { return Why::Unknown };
+    let mut lp = m.lp.clone();
+    lp.row(format!("report_fuse_{}_{}", a.0, b.0), vec![(*x, 1.0)], 0.0, 0.0);
+    let nodes = cfg.nodes.unwrap_or_else(|| crate::cluster::default_nodes(&lp));
+    let limits = Limits { nodes, seconds: cfg.time_limit, cutoff: None };
+    let sol = cfg.solver.solve(&lp, limits);
+    match (sol.status, sol.stop) {
+        (SolveStatus::None, Stop::Finished) => {
+            lp.rows.retain(|r| !is_order_row(&r.name));
+            let relaxed = cfg.solver.solve(&lp, limits);
+            if relaxed.status != SolveStatus::None {
+                Why::Order { order }
+            } else {
+                Why::Illegal
+            }
+        }
+        (SolveStatus::None, _) => Why::Unknown,
+        (s, _) => Why::Cost { fused: sol.objective, chosen, proven: s == SolveStatus::Optimal },
+    }
+}
+
+/// `--emit=dot`: one Graphviz digraph for the whole program; each function
+/// body is a box of its own holding its clusters as boxes, combinators as
+/// nodes (their `let` name and combinator), array parameters as ellipses
+/// with gray edges to their readers, fusible edges solid (bold when fused), fusion-preventing edges red and dashed with their reason as a
+/// tooltip. `dot -Tsvg` renders it.
+pub fn dot(bodies: &[(String, &Function, &DepGraph, &Clustering)], source: &str) -> String {
+    let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n"));
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph afc {{");
+    let _ = writeln!(out, "  label={}; labelloc=t; rankdir=TB; compound=true; fontname=\"sans-serif\";", q(&format!("afc clusters of {}", source)));
+    let _ = writeln!(out, "  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"monospace\"];");
+    let _ = writeln!(out, "  edge [fontname=\"monospace\", fontsize=10];");
+    for (k, (name, f, g, c)) in bodies.iter().enumerate() {
+        let _ = writeln!(out, "  subgraph cluster_f{} {{", k);
+        let _ = writeln!(out, "    label={}; style=dashed; color=gray40;", q(&format!("fn {} — {}", name, c.how)));
+        for (i, members) in c.clusters.iter().enumerate() {
+            let _ = writeln!(out, "    subgraph cluster_f{}_{} {{", k, i);
+            let _ = writeln!(out, "      label={}; style=filled; fillcolor=\"#eef3fb\"; color=\"#6a8bbf\";", q(&format!("cluster {}", i)));
+            for n in members {
+                let node = f.node(*n);
+                let _ = writeln!(out, "      f{}n{} [label={}];", k, n.0, q(&format!("{}\n{}", node.name, node.combinator())));
+            }
+            let _ = writeln!(out, "    }}");
+        }
+        // The function's array parameters, as in papers/000 Fig. 1.1, with
+        // an edge to each combinator that reads them.
+        for l in &f.params {
+            let afc_ir::labelled::Operand::Var(v) = l.value else { continue };
+            if let Some(readers) = g.readers.get(&v).filter(|r| !r.is_empty()) {
+                let _ = writeln!(out, "    f{}v{} [label={}, shape=ellipse, style=solid];", k, v.0, q(&f.var(v).name));
+                for r in readers {
+                    let _ = writeln!(out, "    f{}v{} -> f{}n{} [color=gray50];", k, v.0, k, r.0);
+                }
+            }
+        }
+        let _ = writeln!(out, "  }}");
+        let of = c.cluster_of();
+        for (a, b, e) in g.edges() {
+            let vars: Vec<&str> = e.vars.iter().map(|v| f.var(*v).name.as_str()).collect();
+            let label = q(&vars.join(", "));
+            let style = match &e.kind {
+                EdgeKind::Fusible { .. } if of.get(&a) == of.get(&b) => "style=bold".to_string(),
+                EdgeKind::Fusible { .. } => "style=solid".to_string(),
+                EdgeKind::Preventing { reason } => format!("color=red, fontcolor=red, style=dashed, tooltip={}", q(reason)),
+            };
+            let _ = writeln!(out, "  f{}n{} -> f{}n{} [label={}, {}];", k, a.0, k, b.0, label, style);
+        }
+    }
+    let _ = writeln!(out, "}}");
+    out
+}
