@@ -5,7 +5,7 @@ LLVM_PREFIX ?= /usr/lib/llvm-19
 export LLVM_SYS_191_PREFIX := $(LLVM_PREFIX)
 export PATH := $(LLVM_PREFIX)/bin:$(HOME)/.cargo/bin:$(PATH)
 
-APT_PACKAGES := llvm-19-dev llvm-19-tools libpolly-19-dev coinor-libcbc-dev zlib1g-dev libzstd-dev g++ python3-pip cmake pkg-config graphviz
+APT_PACKAGES := llvm-19-dev llvm-19-tools libpolly-19-dev coinor-libcbc-dev zlib1g-dev libzstd-dev g++ python3-pip cmake pkg-config graphviz valgrind
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTHON ?= python3
 BUILD := build
@@ -19,7 +19,7 @@ export AFC_FUZZ_COUNT ?= 60
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 
-.PHONY: all deps build demo test unit lit bench bench-ilp clean install install-tree
+.PHONY: all deps build demo test unit lit bench bench-ilp fuzz clean install install-tree
 
 all: build
 
@@ -55,6 +55,12 @@ bench: build
 # (docs/ilp.md); AFC_ILP_SIZES, AFC_ILP_SEEDS, AFC_ILP_FLAGS adjust it.
 bench-ilp: build
 	./testsuite/bench/ilp/run.sh
+
+# Coverage-guided fuzzing and differential testing at scale (not part of
+# `make test`): AFC_FUZZ_SECONDS per target, AFC_FUZZ_COUNT programs.
+FUZZ_COUNT := $(if $(filter file,$(origin AFC_FUZZ_COUNT)),1000,$(AFC_FUZZ_COUNT))
+fuzz: build
+	AFC_FUZZ_COUNT=$(FUZZ_COUNT) ./testsuite/fuzz/run-fuzz.sh
 
 install: build
 	$(MAKE) -s install-tree

@@ -122,7 +122,14 @@ void *afc_alloc(size_t bytes) {
     pthread_mutex_unlock(&pool_lock);
     if (!b) {
         void *p = NULL;
-        if (posix_memalign(&p, ALIGN, (size_t)1 << cls) != 0) return NULL;
+        if (posix_memalign(&p, ALIGN, (size_t)1 << cls) != 0) {
+            /* Nothing was handed out: the counts go back. */
+            pthread_mutex_lock(&pool_lock);
+            alloc_count--;
+            live_count--;
+            pthread_mutex_unlock(&pool_lock);
+            return NULL;
+        }
         b = (block *)p;
     }
     b->cls = cls;

@@ -83,8 +83,14 @@ fn schedule(g: &DepGraph, members: &[NodeId], ord: &[u32], label_of: &std::colle
     let mut out = vec![];
     let mut left: Vec<NodeId> = members.to_vec();
     left.sort();
+    // Kahn's order, the smallest ready node first (stable output). The
+    // clustering was checked acyclic, so no node being ready is a bug.
     while !left.is_empty() {
-        let i = left.iter().position(|n| !deps.iter().any(|(a, b)| b == n && left.contains(a))).unwrap_or(0);
+        let Some(i) = left.iter().position(|n| !deps.iter().any(|(a, b)| b == n && left.contains(a))) else {
+            let ids: Vec<String> = left.iter().map(|n| format!("node {}", n.0)).collect();
+            let edges: Vec<String> = deps.iter().map(|(a, b)| format!("{} -> {}", a.0, b.0)).collect();
+            afc_ir::ice::fail("fusion-tree", "the members of a cluster depend on each other cyclically", &format!("members left: {}\nedges: {}", ids.join(", "), edges.join(", ")))
+        };
         out.push(left.remove(i));
     }
     out

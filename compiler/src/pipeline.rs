@@ -216,13 +216,12 @@ fn body_stages(f: &Function, mut sizes: Sizes, opts: &Options, t: &Timer) -> Fun
     }
     let trees = t.time("fusion-tree", || crate::fusion::trees(f, &graph, &clustering));
     if opts.verify {
+        if trees.len() != clustering.clusters.len() {
+            ice("fusion-tree", "not one tree per cluster", &afc_ir::fusion::print(f, &trees));
+        }
         for (members, tree) in clustering.clusters.iter().zip(&trees) {
-            let mut a = members.clone();
-            let mut b = tree.leaves();
-            a.sort();
-            b.sort();
-            if a != b {
-                ice("fusion-tree", "a tree's leaves are not its cluster", &afc_ir::fusion::print(f, &trees));
+            if let Err(e) = afc_ir::fusion::verify(f, &graph, members, tree) {
+                ice("fusion-tree", &e, &afc_ir::fusion::print(f, &trees));
             }
         }
     }

@@ -90,3 +90,61 @@ pub fn print(f: &Function, trees: &[FusionTree]) -> String {
     }
     out
 }
+
+/// Checks one cluster's fusion tree against the graph: its leaves are the
+/// cluster's members, each once; every edge between members goes from an
+/// earlier leaf to a later one; a Vertical or Diagonal node's `via` arrays
+/// are made by a leaf of its first part and read by a leaf of the rest; a
+/// Horizontal node's parts are independent (no edge from the first to the
+/// second).
+pub fn verify(f: &Function, g: &crate::graph::DepGraph, members: &[NodeId], tree: &FusionTree) -> Result<(), String> {
+    let leaves = tree.leaves();
+    let name = |n: NodeId| f.nodes.get(n.0 as usize).map(|x| x.name.clone()).unwrap_or_else(|| format!("#{}", n.0));
+    let mut seen = std::collections::HashSet::new();
+    for l in &leaves {
+        if !members.contains(l) {
+            return Err(format!("leaf '{}' is not a member of the cluster", name(*l)));
+        }
+        if !seen.insert(*l) {
+            return Err(format!("leaf '{}' appears twice", name(*l)));
+        }
+    }
+    if let Some(m) = members.iter().find(|m| !seen.contains(m)) {
+        return Err(format!("member '{}' is not a leaf", name(*m)));
+    }
+    let pos = |n: NodeId| leaves.iter().position(|l| *l == n);
+    for (a, b, _) in g.edges() {
+        if let (Some(pa), Some(pb)) = (pos(a), pos(b)) {
+            if pa >= pb {
+                return Err(format!("edge '{}' -> '{}' goes backwards in the tree", name(a), name(b)));
+            }
+        }
+    }
+    fn walk(f: &Function, g: &crate::graph::DepGraph, t: &FusionTree, name: &dyn Fn(NodeId) -> String) -> Result<(), String> {
+        match t {
+            FusionTree::Leaf(_) => Ok(()),
+            FusionTree::Loop { body, .. } => walk(f, g, body, name),
+            FusionTree::Vertical { via, first, then } | FusionTree::Diagonal { via, first, then } => {
+                let (fl, tl) = (first.leaves(), then.leaves());
+                for v in via {
+                    let carried = g.edges().any(|(a, b, e)| fl.contains(&a) && tl.contains(&b) && e.vars.contains(v));
+                    if !carried {
+                        let vname = f.vars.get(v.0 as usize).map(|x| x.name.as_str()).unwrap_or("?");
+                        return Err(format!("'{}' is fused through, but no edge carries it from the first part to the rest", vname));
+                    }
+                }
+                walk(f, g, first, name)?;
+                walk(f, g, then, name)
+            }
+            FusionTree::Horizontal(first, then) => {
+                let (fl, tl) = (first.leaves(), then.leaves());
+                if let Some((a, b, _)) = g.edges().find(|(a, b, _)| fl.contains(a) && tl.contains(b)) {
+                    return Err(format!("horizontal parts depend on each other: edge '{}' -> '{}'", name(a), name(b)));
+                }
+                walk(f, g, first, name)?;
+                walk(f, g, then, name)
+            }
+        }
+    }
+    walk(f, g, tree, &name)
+}

@@ -657,30 +657,41 @@ pub fn verify(f: &Function) -> Result<(), String> {
 
 /// Verifies a function, or an `if` branch that sees the variables `outer`.
 fn verify_body(f: &Function, outer: HashSet<VarId>) -> Result<(), String> {
+    // `defined`: what is in scope here; `all`: every variable defined so
+    // far anywhere (a worker's too), each of which must be defined once.
     let mut defined: HashSet<VarId> = outer;
+    let mut all: HashSet<VarId> = defined.clone();
     for v in f.param_vars() {
-        if !defined.insert(v) {
+        if v.0 as usize >= f.vars.len() {
+            return Err(format!("parameter variable {} out of range", v.0));
+        }
+        if !all.insert(v) {
             return Err(format!("parameter %{} defined twice", f.var_name(v)));
         }
+        defined.insert(v);
     }
-    fn def(f: &Function, d: &mut HashSet<VarId>, v: VarId) -> Result<(), String> {
+    fn def(f: &Function, d: &mut HashSet<VarId>, all: &mut HashSet<VarId>, v: VarId) -> Result<(), String> {
         if v.0 as usize >= f.vars.len() {
             return Err(format!("variable {} out of range", v.0));
         }
-        if !d.insert(v) {
+        if !all.insert(v) {
             return Err(format!("%{} defined twice", f.var_name(v)));
         }
+        d.insert(v);
         Ok(())
     }
     fn use_op(f: &Function, d: &HashSet<VarId>, o: &Operand) -> Result<(), String> {
         if let Operand::Var(v) = o {
+            if v.0 as usize >= f.vars.len() {
+                return Err(format!("variable {} out of range (used before its definition)", v.0));
+            }
             if !d.contains(v) {
                 return Err(format!("%{} used before its definition", f.var_name(*v)));
             }
         }
         Ok(())
     }
-    fn block(f: &Function, d: &mut HashSet<VarId>, b: &Block) -> Result<(), String> {
+    fn block(f: &Function, d: &mut HashSet<VarId>, all: &mut HashSet<VarId>, b: &Block) -> Result<(), String> {
         for s in &b.stmts {
             match s {
                 Stmt::Assign { dst, rhs, .. } => {
@@ -690,7 +701,7 @@ fn verify_body(f: &Function, outer: HashSet<VarId>) -> Result<(), String> {
                     if f.var(*dst).ty.is_array() {
                         return Err(format!("scalar statement defines array %{}", f.var_name(*dst)));
                     }
-                    def(f, d, *dst)?;
+                    def(f, d, all, *dst)?;
                 }
                 Stmt::If { dsts, cond, then, els, .. } => {
                     use_op(f, d, cond)?;
@@ -699,10 +710,10 @@ fn verify_body(f: &Function, outer: HashSet<VarId>) -> Result<(), String> {
                             return Err("if branch yields the wrong number of values".into());
                         }
                         let mut inner = d.clone();
-                        block(f, &mut inner, br)?;
+                        block(f, &mut inner, all, br)?;
                     }
                     for v in dsts {
-                        def(f, d, *v)?;
+                        def(f, d, all, *v)?;
                     }
                 }
             }
@@ -714,7 +725,7 @@ fn verify_body(f: &Function, outer: HashSet<VarId>) -> Result<(), String> {
     }
     for it in &f.items {
         match it {
-            Item::Stmt(s) => block(f, &mut defined, &Block { stmts: vec![s.clone()], results: vec![] })?,
+            Item::Stmt(s) => block(f, &mut defined, &mut all, &Block { stmts: vec![s.clone()], results: vec![] })?,
             Item::Node(id) => {
                 let n = f.node(*id);
                 for v in n.streamed_inputs().iter().chain(n.whole_inputs()).chain(n.gathered_inputs()) {
@@ -727,20 +738,16 @@ fn verify_body(f: &Function, outer: HashSet<VarId>) -> Result<(), String> {
                     use_op(f, &defined, &o)?;
                 }
                 let l = n.lambda();
-                let mut inner = defined.clone();
                 for c in &l.captures {
                     use_op(f, &defined, &Operand::Var(*c))?;
                 }
-                // Only parameters and captures may be used inside the worker.
+                // Only parameters and captures may be used inside the
+                // worker, and what it defines is not seen after it.
                 let mut scope: HashSet<VarId> = l.captures.iter().copied().collect();
                 for p in &l.params {
-                    def(f, &mut inner, *p)?;
-                    scope.insert(*p);
+                    def(f, &mut scope, &mut all, *p)?;
                 }
-                block(f, &mut scope, &l.body)?;
-                for v in scope {
-                    inner.insert(v);
-                }
+                block(f, &mut scope, &mut all, &l.body)?;
                 for b in n.comb().bodies() {
                     if b.vars.len() != f.vars.len() {
                         return Err(format!("a branch of '{}' has a variable table of its own", n.name));
@@ -759,10 +766,7 @@ fn verify_body(f: &Function, outer: HashSet<VarId>) -> Result<(), String> {
                     }
                 }
                 for o in n.defines() {
-                    def(f, &mut defined, o)?;
-                }
-                for v in inner {
-                    defined.insert(v);
+                    def(f, &mut defined, &mut all, o)?;
                 }
             }
         }

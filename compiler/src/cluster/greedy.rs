@@ -3,7 +3,7 @@
 //! clusters whenever the result is still legal. Like the heuristics of
 //! papers/002 §5, it can miss the optimum.
 
-use super::{order_clusters, Groups};
+use super::{groups_of, order_clusters, Groups};
 use afc_ir::cluster::{verify, Clustering};
 use afc_ir::graph::DepGraph;
 use afc_ir::labelled::{Function, NodeId};
@@ -17,26 +17,15 @@ pub fn cluster(f: &Function, g: &DepGraph) -> Clustering {
         if groups.find(a.0 as usize) == groups.find(b.0 as usize) {
             continue;
         }
-        let mut trial = Groups { ..clone_groups(&mut groups) };
+        let mut trial = groups.clone();
         trial.union(a.0 as usize, b.0 as usize);
-        if let Some(clusters) = order_clusters(f, g, trial.groups()) {
+        if let Some(clusters) = order_clusters(f, g, groups_of(&trial)) {
             let c = Clustering::new(clusters, "greedy");
             if verify(f, g, &c).is_ok() {
                 groups = trial;
             }
         }
     }
-    let clusters = order_clusters(f, g, groups.groups()).expect("greedy keeps the clustering acyclic");
+    let clusters = order_clusters(f, g, groups_of(&groups)).expect("greedy keeps the clustering acyclic");
     Clustering::new(clusters, "greedy")
-}
-
-fn clone_groups(g: &mut Groups) -> Groups {
-    let n = g.groups().iter().map(|m| m.len()).sum();
-    let mut out = Groups::new(n);
-    for m in g.groups() {
-        for w in m.windows(2) {
-            out.union(w[0].0 as usize, w[1].0 as usize);
-        }
-    }
-    out
 }

@@ -368,7 +368,7 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Cluste
                 groups.union(a.0 as usize, b.0 as usize);
             }
         }
-        let clusters = order_clusters(f, g, groups.groups())?;
+        let clusters = order_clusters(f, g, super::groups_of(&groups))?;
         Some(Clustering { clusters, how: String::new(), orders: m.order.iter().map(|o| sol.get(*o).round() as u32).collect() })
     })
 }

@@ -217,34 +217,16 @@ pub fn solve_checked(
     }
 }
 
-/// A tiny union-find over node ids.
-pub struct Groups {
-    parent: Vec<usize>,
-}
+/// Clusters as sets of node ids: petgraph's union-find, read back as
+/// groups in order of their smallest member.
+pub type Groups = petgraph::unionfind::UnionFind<usize>;
 
-impl Groups {
-    pub fn new(n: usize) -> Groups {
-        Groups { parent: (0..n).collect() }
+/// The groups of a union-find over node ids, each in increasing order,
+/// ordered by their first member.
+pub fn groups_of(u: &Groups) -> Vec<Vec<NodeId>> {
+    let mut by_root: indexmap::IndexMap<usize, Vec<NodeId>> = indexmap::IndexMap::new();
+    for (i, r) in u.clone().into_labeling().into_iter().enumerate() {
+        by_root.entry(r).or_default().push(NodeId(i as u32));
     }
-    pub fn find(&mut self, x: usize) -> usize {
-        if self.parent[x] != x {
-            let r = self.find(self.parent[x]);
-            self.parent[x] = r;
-        }
-        self.parent[x]
-    }
-    pub fn union(&mut self, a: usize, b: usize) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra != rb {
-            self.parent[rb.max(ra)] = rb.min(ra);
-        }
-    }
-    pub fn groups(&mut self) -> Vec<Vec<NodeId>> {
-        let mut by_root: indexmap::IndexMap<usize, Vec<NodeId>> = indexmap::IndexMap::new();
-        for i in 0..self.parent.len() {
-            let r = self.find(i);
-            by_root.entry(r).or_default().push(NodeId(i as u32));
-        }
-        by_root.into_values().collect()
-    }
+    by_root.into_values().collect()
 }

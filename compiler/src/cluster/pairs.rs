@@ -209,7 +209,7 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Cluste
             }
         }
         let orders: Vec<u32> = m.order.iter().map(|o| sol.get(*o).round() as u32).collect();
-        let clusters = super::split_components(f, g, groups.groups(), &orders);
+        let clusters = super::split_components(f, g, super::groups_of(&groups), &orders);
         let clusters = order_clusters(f, g, clusters)?;
         Some(Clustering { clusters, how: String::new(), orders })
     })
