@@ -1,5 +1,6 @@
-# afc — `make demo`, `make test`, `make bench`. Each installs what it needs
-# on a fresh Debian machine (LLVM 19, CBC, lit) before building.
+# afc — `make demo`, `make test`, `make bench`, `make install`, `make fuzz`.
+# Each installs what it needs on a fresh Debian machine (LLVM 19, CBC, lit,
+# and cmake, pkg-config, graphviz, valgrind for the tests) before building.
 
 LLVM_PREFIX ?= /usr/lib/llvm-19
 export LLVM_SYS_191_PREFIX := $(LLVM_PREFIX)
