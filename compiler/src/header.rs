@@ -1,7 +1,7 @@
 //! `--emit=header`: the C declarations of the exported functions, each with
 //! a comment giving its `.acc` signature, who owns what, and its errors.
 //! Compiles warning-free as C99, C11 and C++17 (`-Wall -Wextra -pedantic`;
-//! `testsuite/run/headers.test` checks every program of the suite).
+//! `testsuite/header/every-program.test` checks every program of the suite).
 
 use afc_ir::diag::SourceFile;
 use afc_ir::labelled::{Function, Leaf, Operand, Program, VarTy};
@@ -50,7 +50,6 @@ fn leaf_type(f: &Function, l: &Leaf) -> VarTy {
 fn result_names(f: &Function, used: &mut HashSet<String>) -> Vec<String> {
     let abi: HashSet<&str> = f.results.iter().map(|l| l.c_name.as_str()).collect();
     let params: HashSet<String> = f.params.iter().map(|l| l.c_name.clone()).collect();
-    let mut taken: HashSet<String> = HashSet::new();
     let candidates: Vec<Option<String>> = f
         .results
         .iter()
@@ -70,7 +69,7 @@ fn result_names(f: &Function, used: &mut HashSet<String>) -> Vec<String> {
         .iter()
         .zip(candidates)
         .map(|(l, c)| {
-            let name = c.filter(|c| count[c] == 1 && taken.insert(c.clone())).unwrap_or_else(|| l.c_name.clone());
+            let name = c.filter(|c| count[c] == 1).unwrap_or_else(|| l.c_name.clone());
             c_ident(&name, used)
         })
         .collect()

@@ -4,7 +4,7 @@
 
 use crate::cluster::{ClusterConfig, FusionMode};
 use afc_ir::cluster::Clustering;
-use afc_ir::graph::{DepGraph, EdgeKind};
+use afc_ir::graph::{DepGraph, EdgeKind, Reach};
 use afc_ir::labelled::{Function, NodeId};
 use afc_ir::lp::{Limits, SolveStatus, Stop};
 use std::fmt::Write;
@@ -57,7 +57,7 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
         };
         let why = if cfg.mode == FusionMode::None {
             Why::Unfused
-        } else if let Some(w) = reach.as_ref().filter(|r| r.preventing_path(a, b)).and_then(|_| preventing_edge(g, a, b)) {
+        } else if let Some(w) = reach.as_ref().filter(|r| r.preventing_path(a, b)).and_then(|r| preventing_edge(g, r, a, b)) {
             w
         } else {
             match (&model, chosen) {
@@ -102,8 +102,7 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
 /// The first fusion-preventing edge on a path from `a` to `b`, by a
 /// breadth-first search over the edges (those from a node `a` reaches to a
 /// node that reaches `b`).
-fn preventing_edge(g: &DepGraph, a: NodeId, b: NodeId) -> Option<Why> {
-    let reach = g.reach().ok()?;
+fn preventing_edge(g: &DepGraph, reach: &Reach, a: NodeId, b: NodeId) -> Option<Why> {
     let on_path = |x: NodeId| x == a || reach.path(a, x);
     let reaches_b = |x: NodeId| x == b || reach.path(x, b);
     g.edges().find_map(|(x, y, e)| match &e.kind {

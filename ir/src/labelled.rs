@@ -99,6 +99,22 @@ pub enum Builtin {
 }
 
 impl Builtin {
+    pub const ALL: [Builtin; 14] = [
+        Builtin::Min,
+        Builtin::Max,
+        Builtin::Abs,
+        Builtin::Sqrt,
+        Builtin::Exp,
+        Builtin::Log,
+        Builtin::Sin,
+        Builtin::Cos,
+        Builtin::Tan,
+        Builtin::Erf,
+        Builtin::Floor,
+        Builtin::Ceil,
+        Builtin::Round,
+        Builtin::Pow,
+    ];
     pub fn from_name(s: &str) -> Option<Builtin> {
         use Builtin::*;
         Some(match s {
@@ -775,4 +791,19 @@ fn verify_body(f: &Function, outer: HashSet<VarId>) -> Result<(), String> {
         use_op(f, &defined, &r.value)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Builtin;
+
+    /// `Builtin::ALL` lists every built-in once, each found by its name.
+    #[test]
+    fn every_builtin_by_name() {
+        for b in Builtin::ALL {
+            assert_eq!(Builtin::from_name(b.name()), Some(b));
+        }
+        let names: std::collections::HashSet<&str> = Builtin::ALL.iter().map(|b| b.name()).collect();
+        assert_eq!(names.len(), Builtin::ALL.len());
+    }
 }

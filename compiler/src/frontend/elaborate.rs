@@ -181,9 +181,7 @@ fn recursive_functions(items: &IndexMap<String, &ast::Item>) -> HashSet<String> 
 /// Every name a call can use without defining it.
 fn builtin_names() -> impl Iterator<Item = &'static str> {
     const OTHERS: &[&str] = &["zip", "unzip", "length", "shape", "select", "i32", "i64", "f32", "f64"];
-    const BUILTINS: &[&str] = &["min", "max", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "erf", "floor", "ceil", "round", "pow"];
-    debug_assert!(BUILTINS.iter().all(|b| Builtin::from_name(b).is_some()));
-    COMBINATORS.iter().chain(OTHERS).chain(BUILTINS).copied()
+    COMBINATORS.iter().chain(OTHERS).copied().chain(Builtin::ALL.iter().map(|b| b.name()))
 }
 
 /// A combinator's form, and which of its arguments are workers.
@@ -231,9 +229,7 @@ fn did_you_mean<'a>(d: Diagnostic, name: &str, candidates: impl Iterator<Item = 
 }
 
 fn is_builtin_name(n: &str) -> bool {
-    Builtin::from_name(n).is_some()
-        || matches!(n, "zip" | "unzip" | "length" | "shape" | "select" | "i32" | "i64" | "f32" | "f64")
-        || COMBINATORS.contains(&n)
+    builtin_names().any(|b| b == n)
 }
 
 fn check_signature(it: &ast::Item) -> R<()> {
