@@ -1,6 +1,7 @@
 # afc's CMake package: find_package(afc) gives
 #   AFC_EXECUTABLE        the afc compiler of this install
-#   afc::runtime          the runtime library and afc.h (static; links -lm, threads)
+#   afc::runtime          the runtime library and afc.h (static; links OpenMP's
+#                         libgomp, -lm and threads)
 #   afc_add_library(NAME SOURCE [OPTIONS flag…])
 #       compiles SOURCE (.acc) with afc at build time into a static library
 #       target NAME and a header NAME.h (include it as "NAME.h"); linking
@@ -21,7 +22,7 @@ if(NOT TARGET afc::runtime)
   set_target_properties(afc::runtime PROPERTIES
     IMPORTED_LOCATION "${_afc_prefix}/lib/libafcrt.a"
     INTERFACE_INCLUDE_DIRECTORIES "${_afc_prefix}/include"
-    INTERFACE_LINK_LIBRARIES "m;Threads::Threads")
+    INTERFACE_LINK_LIBRARIES "gomp;m;Threads::Threads")
 endif()
 
 function(afc_add_library name source)

@@ -51,9 +51,12 @@ enum {
 /* How deep recursive afc functions may call each other on one thread. */
 #define AFC_MAX_RECURSION 10000
 
-/* Threads for parallel loops: 0 = all cores; the default comes from the
- * AFC_NUM_THREADS environment variable. Returns the number used. */
+/* Workers for parallel loops: 0 = all cores. Until it is called, the
+ * number comes from the AFC_NUM_THREADS environment variable (all cores if
+ * unset). Returns the number used. */
 int afc_set_num_threads(int n);
+/* The number of workers parallel loops use now. */
+int afc_get_num_threads(void);
 /* The message of the last failure on this thread ("" if none). */
 const char *afc_last_error(void);
 /* Sets this thread's error message (for extern functions). */
@@ -71,6 +74,15 @@ int afc_rt_error(int code, const char *where, int64_t a, int64_t b);
  * back (after either answer). */
 int afc_rt_enter(int64_t limit);
 void afc_rt_leave(void);
+/* Used by compiled code: runs body(ctx, c, lo, hi, fault) for each chunk
+ * c of [0, n) (chunk positions each, the last one shorter) on the workers;
+ * a chunk that fails records its first error in *fault and stops. Returns
+ * 0, or the error of the first failing chunk (its message recorded as by
+ * afc_rt_error on the calling thread). At most AFC_RT_MAX_CHUNKS chunks. */
+#define AFC_RT_MAX_CHUNKS 256
+typedef struct { int32_t code; const char *where; int64_t a, b; } afc_rt_fault;
+typedef void (*afc_rt_chunk)(void *ctx, int64_t chunk, int64_t lo, int64_t hi, afc_rt_fault *fault);
+int afc_rt_parallel(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk);
 /* Statistics of the allocator, for tests: allocations made so far, and
  * allocations not yet released (a leak check compares it before and after). */
 int64_t afc_alloc_count(void);

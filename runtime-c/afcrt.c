@@ -166,19 +166,82 @@ int64_t afc_live_count(void) {
     return n;
 }
 
-/* ------------------------------------------------------------ threads */
+/* ------------------------------------------------------------ threads
+ *
+ * Parallel loop nests run on OpenMP's thread pool (libgomp, or LLVM's
+ * libomp, which provides the same entry points): started on the first
+ * parallel call and reused by every later one. A nest is cut into chunks
+ * by the compiled code (how many depends on the size only, never on the
+ * number of threads, so results are the same for every thread count); the
+ * chunks are shared out among the workers.
+ *
+ * Policy (docs/abi.md): a call made while this process is already running
+ * a parallel afc loop — from another user thread, or from inside an OpenMP
+ * region of the user's own — runs its chunks on the calling thread, in
+ * order. Nothing waits for anything else, so nothing can deadlock, and the
+ * machine never runs more than the configured workers plus the callers. */
 
-static int num_threads;
+#include <omp.h>
+#include <stdatomic.h>
+
+static atomic_int num_threads;   /* 0 until configured */
+static atomic_int busy;          /* a parallel afc loop is running */
+static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
+
+static int all_cores(void) {
+    int n = omp_get_num_procs();
+    return n > 0 ? n : 1;
+}
+
+static void threads_from_env(void) {
+    const char *env = getenv("AFC_NUM_THREADS");
+    int n = env ? atoi(env) : 0;
+    int expected = 0;
+    atomic_compare_exchange_strong(&num_threads, &expected, n > 0 ? n : all_cores());
+}
 
 int afc_set_num_threads(int n) {
-    if (n <= 0) {
-        const char *env = getenv("AFC_NUM_THREADS");
-        n = env ? atoi(env) : 0;
-        if (n <= 0) {
-            long cores = sysconf(_SC_NPROCESSORS_ONLN);
-            n = cores > 0 ? (int)cores : 1;
+    pthread_once(&threads_once, threads_from_env);
+    if (n <= 0) n = all_cores();
+    atomic_store(&num_threads, n);
+    return n;
+}
+
+int afc_get_num_threads(void) {
+    pthread_once(&threads_once, threads_from_env);
+    return atomic_load(&num_threads);
+}
+
+int afc_rt_parallel(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk) {
+    if (n <= 0) return 0;
+    if (chunk <= 0) chunk = n;
+    int64_t chunks = n / chunk + (n % chunk != 0);
+    if (chunks > AFC_RT_MAX_CHUNKS) { /* the compiled code never asks for more */
+        chunk = n / AFC_RT_MAX_CHUNKS + (n % AFC_RT_MAX_CHUNKS != 0);
+        chunks = n / chunk + (n % chunk != 0);
+    }
+    afc_rt_fault faults[AFC_RT_MAX_CHUNKS];
+    for (int64_t c = 0; c < chunks; c++) faults[c].code = 0;
+    int threads = chunks > 1 ? afc_get_num_threads() : 1;
+    if (threads > chunks) threads = (int)chunks;
+    int expected = 0;
+    if (threads > 1 && !omp_in_parallel() && atomic_compare_exchange_strong(&busy, &expected, 1)) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t c = 0; c < chunks; c++) {
+            int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
+            body(ctx, c, lo, hi, &faults[c]);
+        }
+        atomic_store(&busy, 0);
+    } else {
+        for (int64_t c = 0; c < chunks; c++) {
+            int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
+            body(ctx, c, lo, hi, &faults[c]);
+            if (faults[c].code) break; /* later chunks cannot fail first */
         }
     }
-    num_threads = n;
-    return n;
+    /* The first failing chunk holds the failing element first in index
+     * order (each chunk stops at its own first). */
+    for (int64_t c = 0; c < chunks; c++)
+        if (faults[c].code) return afc_rt_error(faults[c].code, faults[c].where, faults[c].a, faults[c].b);
+    return 0;
 }

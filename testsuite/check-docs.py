@@ -63,7 +63,7 @@ def main():
                     open(main_c, "w").write(nxt[2])
                     exe = os.path.join(d, "main")
                     run(["cc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I" + d, "-I" + os.path.join(root, "runtime-c"),
-                         main_c, os.path.join(d, "prog.o"), runtime, "-lm", "-lpthread", "-o", exe], where)
+                         main_c, os.path.join(d, "prog.o"), runtime, "-lgomp", "-lm", "-lpthread", "-o", exe], where)
                     out = run([exe], where + " (its C caller)")
                     print("ok: %s with its C caller: %s" % (where, out.strip().splitlines()[-1] if out.strip() else ""))
                 else:

@@ -10,6 +10,9 @@
 # A program calling extern fns: EXTERN_C=impl.c is linked into the drivers,
 # and ORACLE=same.acc (the program with the externs written in .acc) is
 # what the interpreter runs.
+# Parallel nests are cut into chunks of one position (--parallel-grain 1,
+# GRAIN= for another) and every driver runs with each worker count in
+# THREADS (default "1 3"), so small arrays exercise the chunked code.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -31,28 +34,31 @@ fi
 for mode in none greedy ilp; do
   strict=(--strict-fp)
   [ "${STRICT:-1}" = 0 ] && strict=()
-  "$afc" "$src" --verify "${strict[@]}" --fusion=$mode -O${OPT:-2} ${AFC_FLAGS:-} -o "$tmp/prog_$mode.o"
+  "$afc" "$src" --verify "${strict[@]}" --fusion=$mode -O${OPT:-2} --parallel-grain "${GRAIN:-1}" ${AFC_FLAGS:-} -o "$tmp/prog_$mode.o"
   for lang in ${LANGS:-c c++}; do
     for storage in ${STORAGES:-alloc caller}; do
       if [ $lang = c ]; then comp=(cc -std=c99 -x c); else comp=(c++ -std=c++17 -x c++); fi
       python3 "$here/gen_driver.py" --lang $lang --storage $storage --loops 2 -- "$tmp/prog.h" "$fn" "$@" > "$tmp/driver.src"
-      "${comp[@]}" -Wall -I"$root/runtime-c" "$tmp/driver.src" -x none "${ext[@]}" "$tmp/prog_$mode.o" "$root/build/libafcrt.a" -lm -lpthread -o "$tmp/driver"
-      set +e
-      "$tmp/driver" > "$tmp/actual"
-      rc=$?
-      set -e
-      if grep -q '^LEAK' "$tmp/actual"; then
-        echo "FAIL $mode/$lang/$storage: $(grep '^LEAK' "$tmp/actual")"; exit 1
-      fi
-      if [ $irc -ne 0 ] || [ $rc -ne 0 ]; then
-        if [ $irc -eq 0 ] || [ $rc -eq 0 ]; then
-          echo "FAIL $mode/$lang/$storage: interpreter rc=$irc, compiled rc=$rc"; cat "$tmp/expected" "$tmp/actual"; exit 1
+      "${comp[@]}" -Wall -I"$root/runtime-c" "$tmp/driver.src" -x none "${ext[@]}" "$tmp/prog_$mode.o" "$root/build/libafcrt.a" -lgomp -lm -lpthread -o "$tmp/driver"
+      for threads in ${THREADS:-1 3}; do
+        set +e
+        AFC_NUM_THREADS=$threads "$tmp/driver" > "$tmp/actual"
+        rc=$?
+        set -e
+        what="$mode/$lang/$storage/$threads threads"
+        if grep -q '^LEAK' "$tmp/actual"; then
+          echo "FAIL $what: $(grep '^LEAK' "$tmp/actual")"; exit 1
         fi
-        continue
-      fi
-      if ! python3 "$here/compare.py" "${rtol[@]}" "$tmp/expected" "$tmp/actual"; then
-        echo "FAIL $mode/$lang/$storage"; exit 1
-      fi
+        if [ $irc -ne 0 ] || [ $rc -ne 0 ]; then
+          if [ $irc -eq 0 ] || [ $rc -eq 0 ]; then
+            echo "FAIL $what: interpreter rc=$irc, compiled rc=$rc"; cat "$tmp/expected" "$tmp/actual"; exit 1
+          fi
+          continue
+        fi
+        if ! python3 "$here/compare.py" "${rtol[@]}" "$tmp/expected" "$tmp/actual"; then
+          echo "FAIL $what"; exit 1
+        fi
+      done
     done
   done
 done

@@ -98,6 +98,16 @@ pub struct Cli {
     /// are bitwise the reference interpreter's (slower reductions).
     #[arg(long)]
     pub strict_fp: bool,
+    /// Every loop nest runs on the calling thread only (by default nests
+    /// whose positions are independent run on all workers; see
+    /// afc_set_num_threads).
+    #[arg(long)]
+    pub sequential: bool,
+    /// The fewest innermost positions a parallel nest hands to a worker as
+    /// one chunk (default: by the work per position, 256 to 65536); 1 cuts
+    /// even small arrays into chunks (testing).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub parallel_grain: Option<u64>,
     /// Target triple (default: the host).
     #[arg(long)]
     pub target: Option<String>,
@@ -217,7 +227,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
     let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes: llc.unwrap_or(crate::strategy::DEFAULT_LLC_BYTES) };
     let opts = Options {
         cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, nodes: cli.ilp_nodes, time_limit: cli.ilp_time_limit, solver: &afc_cluster_cbc::Cbc },
-        strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts) },
+        strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts), sequential: cli.sequential, grain: cli.parallel_grain },
         verify: cli.verify || cfg!(debug_assertions),
         verbose: cli.verbose,
         notes: !cli.no_warnings,

@@ -361,7 +361,7 @@ impl Cx<'_> {
                 }
             }
         }
-        LoopNest { cluster: k, root, stores, span, labels, checks, streaming_from: None }
+        LoopNest { cluster: k, root, stores, span, labels, checks, streaming_from: None, parallel: None }
     }
 }
 

@@ -10,6 +10,7 @@
 //!   loop with such a fold is unrolled by K;
 //! - which loops walk an array and its reverse together (paired);
 //! - which stores stream past the cache (non-temporal), from what size;
+//! - which nests run on all workers, in chunks of what size;
 //! - where results go: their room is checked as soon as every result's
 //!   room is known, and each is written once, in place (LANGUAGE.md).
 
@@ -68,6 +69,11 @@ pub struct Config {
     pub fast_math: bool,
     /// Whether the target has glibc's vector math library (x86-64 Linux).
     pub libmvec: bool,
+    /// `--sequential`: no nest runs on more than the calling thread.
+    pub sequential: bool,
+    /// `--parallel-grain N`: every parallel nest's grain (tuning, and tests
+    /// that cut small arrays into many chunks).
+    pub grain: Option<u64>,
 }
 
 /// Work under a filter's guard beyond which a branch beats computing it for
@@ -88,6 +94,9 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     for n in f.nests_mut() {
         choose_loop(&snapshot, &mut n.root, cfg, &vars);
         stream(n, cfg, &vars);
+        if !cfg.sequential {
+            parallel(n, cfg.grain);
+        }
     }
     // Under --fast-math, loops calling exp, log, pow, sin, cos, … vectorise
     // through glibc's vector math (a few ulps less exact, which fast math
@@ -219,6 +228,39 @@ fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelle
         s.mode = afc_ir::loops::StoreMode::Streaming;
     }
     n.streaming_from = Some(cfg.cpu.llc_bytes.div_ceil(bytes.max(1)));
+}
+
+/// Work (in `work`'s operations) a chunk of a parallel nest must hold to pay
+/// for handing it to a worker: a fork and join of OpenMP's warm pool costs a
+/// few microseconds, 2^17 simple operations some 30-60.
+const CHUNK_WORK: u64 = 1 << 17;
+
+/// Runs a nest on all workers when every position can be computed without
+/// the ones before it: no filter, scan or scatter (their cursor, carried
+/// value or read-modify-write follows the sequential order), not paired,
+/// and every fold the nest owns keeps lanes (each chunk folds from the
+/// operator's identity; the partial results are combined in index order).
+/// Its chunks hold at least `CHUNK_WORK / work` innermost positions, between
+/// 256 and 65536: below one chunk's worth the nest runs on the calling
+/// thread, at no more cost than a call.
+fn parallel(n: &mut afc_ir::loops::LoopNest, grain: Option<u64>) {
+    if n.root.paired {
+        return;
+    }
+    let mut ok = true;
+    n.root.body.visit(&mut |b| {
+        if let Body::Leaf(l, _) = b {
+            match l {
+                LoopBody::Filter { .. } | LoopBody::Scan { .. } | LoopBody::Scatter { .. } => ok = false,
+                LoopBody::ManyToOne { state: None, acc, .. } if !matches!(acc, Accumulate::Lanes(_)) => ok = false,
+                _ => {}
+            }
+        }
+    });
+    if ok {
+        let grain = grain.unwrap_or_else(|| (CHUNK_WORK / work(&n.root.body).max(1) as u64).clamp(256, 65536));
+        n.parallel = Some(afc_ir::loops::Parallel { grain });
+    }
 }
 
 fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {

@@ -6,6 +6,8 @@
 #      with --fusion=ilp --fast-math (against c_tuned, which is built with
 #      -ffast-math for blackscholes), each run beside c_fused so ratios come
 #      from one process;
+#      and with --fusion=ilp on all cores (AFC_NUM_THREADS=nproc; the other
+#      columns run afc on one worker);
 #   2. the programs the anchors do not cover (extra.acc) against hand-fused
 #      C written the way the anchors are (extra_hand.c).
 #
@@ -41,13 +43,16 @@ for mode in ilp none fast; do
   esac
   "$afc" "$here/anchors.acc" -O3 "${flags[@]}" -o "$out/anchors_$mode.o"
   ld -r "$out/anchors_$mode.o" "$out/adapters.o" "$rt"/*.o -o "$out/afc_$mode.o"
-  make -s -C "$shared" B="$out/$mode" AFC_OBJS="$out/afc_$mode.o" >/dev/null
+  # (the anchors' Makefile links .o files only: -fopenmp brings libgomp)
+  make -s -C "$shared" B="$out/$mode" AFC_OBJS="$out/afc_$mode.o" CC="gcc -fopenmp" >/dev/null
 done
-echo "== anchors: n = $n, median of $reps, ms (ratios from one process each)"
-"$out/ilp/bench_c" -n "$n" -r "$reps" -j "$out/fused.jsonl" > "$out/fused.txt"
-"$out/none/bench_c" -n "$n" -r "$reps" -i c_unfused,c_fused,afc -j "$out/unfused.jsonl" > "$out/unfused.txt"
-"$out/fast/bench_c" -n "$n" -r "$reps" -i c_fused,c_tuned,afc -j "$out/fast.jsonl" > "$out/fast.txt"
-python3 "$here/report.py" "$out/fused.jsonl" "$out/unfused.jsonl" "$out/fast.jsonl"
+cores="$(nproc)"
+echo "== anchors: n = $n, median of $reps, ms (ratios from one process each); afc on 1 worker, then on $cores"
+AFC_NUM_THREADS=1 "$out/ilp/bench_c" -n "$n" -r "$reps" -j "$out/fused.jsonl" > "$out/fused.txt"
+AFC_NUM_THREADS=1 "$out/none/bench_c" -n "$n" -r "$reps" -i c_unfused,c_fused,afc -j "$out/unfused.jsonl" > "$out/unfused.txt"
+AFC_NUM_THREADS=1 "$out/fast/bench_c" -n "$n" -r "$reps" -i c_fused,c_tuned,afc -j "$out/fast.jsonl" > "$out/fast.txt"
+AFC_NUM_THREADS="$cores" "$out/ilp/bench_c" -n "$n" -r "$reps" -i c_fused,c_tuned,afc -j "$out/parallel.jsonl" > "$out/parallel.txt"
+python3 "$here/report.py" "$out/fused.jsonl" "$out/unfused.jsonl" "$out/fast.jsonl" "$out/parallel.jsonl" "$cores"
 
 echo
 echo "== programs beyond the anchors: n = $n, median of $reps, ms"
@@ -59,5 +64,5 @@ for mode in ilp none; do
   objcopy "${args[@]}" "$out/extra_$mode.o"
 done
 cc -O3 -march=native -std=c11 -I"$root/runtime-c" "$here/extra_main.c" "$here/extra_hand.c" "$out/extra_ilp.o" "$out/extra_none.o" \
-  "$root/build/libafcrt.a" -lm -lpthread -o "$out/extra"
-"$out/extra" "$n" "$reps"
+  "$root/build/libafcrt.a" -lgomp -lm -lpthread -o "$out/extra"
+AFC_NUM_THREADS=1 "$out/extra" "$n" "$reps"

@@ -500,7 +500,8 @@ def main():
         for i in range(a.count):
             g = Gen(rng)
             src, params, scal = g.program()
-            env = dict(os.environ, LANGS="c", STORAGES="alloc caller")
+            # Chunks of one position, run on 1, 2 and 7 workers.
+            env = dict(os.environ, LANGS="c", STORAGES="alloc caller", THREADS="1 2 7", GRAIN="1")
             if g.uses_externs:
                 # The interpreter runs the externs' .acc versions instead.
                 oracle = os.path.join(tmp, "p%d.oracle.acc" % i)

@@ -64,6 +64,33 @@ struct Gen<'a, 'ctx> {
     labels: Vec<afc_ir::loops::GatherIndex>,
     /// `-g`: the debug-info builder and this function's subprogram.
     debug: Option<(&'a DebugInfoBuilder<'ctx>, DISubprogram<'ctx>)>,
+    /// Generating a parallel nest's chunk function: what it reads of the
+    /// function around it, and where its errors go.
+    outline: Option<Outline<'ctx>>,
+}
+
+/// A chunk function (a parallel nest's body, nest.rs) reads the values of
+/// the function that runs it: each value the chunk uses is *taken* on first
+/// use. The body is generated twice: first to learn what it takes (each
+/// taken value a load from a context of 8-byte slots), then as a function
+/// with one parameter per value taken — `noalias` on arrays, as the
+/// calling function's own parameters are, so LLVM keeps vectorising — which
+/// a wrapper that loads the context calls and inlines.
+struct Outline<'ctx> {
+    /// The first pass: where the context is, and a builder positioned
+    /// before the chunk entry block's branch, for its loads.
+    ctx: Option<(PointerValue<'ctx>, Builder<'ctx>)>,
+    /// The second pass: each value taken in the first, and its parameter.
+    params_of: IndexMap<BasicValueEnum<'ctx>, BasicValueEnum<'ctx>>,
+    /// The calling function's values at the nest.
+    scalars: IndexMap<VarId, BasicValueEnum<'ctx>>,
+    params: IndexMap<VarId, (PointerValue<'ctx>, Vec<IntValue<'ctx>>)>,
+    slots: IndexMap<VarId, PointerValue<'ctx>>,
+    /// Each value taken (the caller's), its value in the chunk, and whether
+    /// it is an array's storage; in order of first use.
+    taken: std::cell::RefCell<IndexMap<BasicValueEnum<'ctx>, (BasicValueEnum<'ctx>, bool)>>,
+    /// The chunk's `afc_rt_fault`: where its first error is recorded.
+    fault: PointerValue<'ctx>,
 }
 
 /// A source file as debug info names it: its file name and its folder,
@@ -147,24 +174,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     let fail_bb = cx.append_basic_block(func, "fail");
     b.position_at_end(entry_bb);
     let code_slot = b.build_alloca(cx.i32_type(), "code")?;
-    let mut g = Gen {
-        cx,
-        m,
-        b,
-        f,
-        func,
-        opts,
-        scalars: IndexMap::new(),
-        params: IndexMap::new(),
-        slots: IndexMap::new(),
-        allocs: vec![],
-        alloc_of: IndexMap::new(),
-        code_slot,
-        fail_bb,
-        entry_bb,
-        labels: vec![],
-        debug,
-    };
+    let mut g = Gen::new(cx, m, b, f, func, opts, code_slot, fail_bb, entry_bb, debug);
     g.at(f.span);
     g.b.position_at_end(body_bb);
 
@@ -376,6 +386,30 @@ fn mem_ty<'ctx>(cx: &'ctx Context, p: Prim) -> BasicTypeEnum<'ctx> {
 }
 
 impl<'a, 'ctx> Gen<'a, 'ctx> {
+    /// A generator for `func` with nothing known yet.
+    #[allow(clippy::too_many_arguments)]
+    fn new(cx: &'ctx Context, m: &'a Module<'ctx>, b: Builder<'ctx>, f: &'a Function, func: FunctionValue<'ctx>, opts: &'a Options, code_slot: PointerValue<'ctx>, fail_bb: BasicBlock<'ctx>, entry_bb: BasicBlock<'ctx>, debug: Option<(&'a DebugInfoBuilder<'ctx>, DISubprogram<'ctx>)>) -> Self {
+        Gen {
+            cx,
+            m,
+            b,
+            f,
+            func,
+            opts,
+            scalars: IndexMap::new(),
+            params: IndexMap::new(),
+            slots: IndexMap::new(),
+            allocs: vec![],
+            alloc_of: IndexMap::new(),
+            code_slot,
+            fail_bb,
+            entry_bb,
+            labels: vec![],
+            debug,
+            outline: None,
+        }
+    }
+
     fn name(&self, v: VarId) -> String {
         format!("{}_{}", self.f.var(v).name, v.0)
     }
@@ -392,6 +426,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             "afc_rt_error" => cx.i32_type().fn_type(&[cx.i32_type().into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
             "afc_rt_enter" => cx.i32_type().fn_type(&[cx.i64_type().into()], false),
             "afc_rt_leave" => cx.void_type().fn_type(&[], false),
+            "afc_rt_parallel" => cx.i32_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
             _ => unreachable!(),
         };
         let f = self.m.add_function(name, ty, Some(Linkage::External));
@@ -429,6 +464,25 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.b.position_at_end(err);
         let msg = self.b.build_global_string_ptr(msg, "msg")?.as_pointer_value();
         let i64t = self.cx.i64_type();
+        if let Some(o) = &self.outline {
+            // In a chunk: recorded in its fault ({code, where, a, b}); the
+            // runtime reports the first failing chunk's on the caller's thread.
+            let fault = o.fault;
+            let i8t = self.cx.i8_type();
+            let fields: [(u64, BasicValueEnum<'ctx>); 4] = [
+                (0, self.cx.i32_type().const_int(code as u64, false).into()),
+                (8, msg.into()),
+                (16, a.unwrap_or(i64t.const_zero()).into()),
+                (24, b.unwrap_or(i64t.const_zero()).into()),
+            ];
+            for (off, v) in fields {
+                let p = unsafe { self.b.build_in_bounds_gep(i8t, fault, &[i64t.const_int(off, false)], "fault")? };
+                self.b.build_store(p, v)?;
+            }
+            self.b.build_unconditional_branch(self.fail_bb)?;
+            self.b.position_at_end(ok);
+            return Ok(());
+        }
         let args: Vec<BasicMetadataValueEnum> = vec![
             self.cx.i32_type().const_int(code as u64, false).into(),
             msg.into(),
@@ -571,7 +625,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     fn size_expr(&mut self, s: &SizeExpr) -> R<IntValue<'ctx>> {
         Ok(match s {
-            SizeExpr::Dim(p, d) => self.params[p].1[*d as usize],
+            SizeExpr::Dim(p, d) => match self.params.get(p) {
+                Some((_, dims)) => dims[*d as usize],
+                None => {
+                    let o = self.outline.as_ref().expect("loops::verify: a dimension of an array with storage");
+                    self.take(o.params[p].1[*d as usize].into(), false).into_int_value()
+                }
+            },
             SizeExpr::Scalar(o) => self.operand(o).into_int_value(),
         })
     }
@@ -618,12 +678,48 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         if let Some((d, _)) = self.params.get(&v) {
             return Ok(*d);
         }
-        Ok(self.slots[&v])
+        if let Some(d) = self.slots.get(&v) {
+            return Ok(*d);
+        }
+        let o = self.outline.as_ref().unwrap_or_else(|| panic!("codegen: array %{} has no storage", self.name(v)));
+        let d = o.params.get(&v).map(|(d, _)| *d).or_else(|| o.slots.get(&v).copied()).unwrap_or_else(|| panic!("codegen: array %{} has no storage", self.name(v)));
+        Ok(self.take(d.into(), true).into_pointer_value())
+    }
+
+    /// Whether an array has storage here (a parameter's, or a slot).
+    fn has_storage(&self, v: VarId) -> bool {
+        self.params.contains_key(&v) || self.slots.contains_key(&v) || self.outline.as_ref().map(|o| o.params.contains_key(&v) || o.slots.contains_key(&v)).unwrap_or(false)
+    }
+
+    /// In a chunk function: the caller's value `parent` (`array`: an
+    /// array's storage), taken once (see `Outline`).
+    fn take(&self, parent: BasicValueEnum<'ctx>, array: bool) -> BasicValueEnum<'ctx> {
+        let o = self.outline.as_ref().expect("only chunk functions take values");
+        if let Some((v, _)) = o.taken.borrow().get(&parent) {
+            return *v;
+        }
+        let v = match &o.ctx {
+            Some((ctx, at)) => {
+                let i64t = self.cx.i64_type();
+                let k = o.taken.borrow().len() as u64;
+                let slot = unsafe { at.build_in_bounds_gep(self.cx.i8_type(), *ctx, &[i64t.const_int(8 * k, false)], "ctx") }.expect("a positioned builder");
+                at.build_load(parent.get_type(), slot, "taken").expect("a positioned builder")
+            }
+            None => *o.params_of.get(&parent).unwrap_or_else(|| afc_ir::ice::fail("codegen", "a chunk function's second pass takes a value the first did not", &format!("{:?}", parent))),
+        };
+        o.taken.borrow_mut().insert(parent, (v, array));
+        v
     }
 
     fn operand(&self, o: &Operand) -> BasicValueEnum<'ctx> {
         match o {
-            Operand::Var(v) => *self.scalars.get(v).unwrap_or_else(|| panic!("codegen: %{} has no value", self.name(*v))),
+            Operand::Var(v) => match self.scalars.get(v) {
+                Some(x) => *x,
+                None => {
+                    let parent = self.outline.as_ref().and_then(|o| o.scalars.get(v).copied()).unwrap_or_else(|| panic!("codegen: %{} has no value", self.name(*v)));
+                    self.take(parent, false)
+                }
+            },
             Operand::Const(c) => self.konst(*c),
         }
     }

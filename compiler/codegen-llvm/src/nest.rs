@@ -5,7 +5,7 @@
 //! only obeys the strategies the loop IR records.
 
 use super::*;
-use afc_ir::loops::{reorderable, Accumulate, CombineOp, FilterWrite, LabelIndex, Loop, Order, StateOwner, StoreMode};
+use afc_ir::loops::{reorderable, Accumulate, CombineOp, FilterWrite, LabelIndex, Loop, Order, Parallel, StateOwner, StoreMode, CHUNK_QUANTUM, MAX_CHUNKS};
 
 /// Where one copy of a body runs.
 #[derive(Clone)]
@@ -64,6 +64,17 @@ pub(super) struct NestCx<'ctx> {
     /// each streamed array's values of the current trip, in lane order.
     peel: Option<IntValue<'ctx>>,
     stream_vals: IndexMap<VarId, Vec<BasicValueEnum<'ctx>>>,
+    /// In a chunk function: the chunk this runs.
+    chunk: Option<Chunk<'ctx>>,
+}
+
+/// The chunk a chunk function runs: its number, and its positions
+/// `lo..hi` of the root loop.
+#[derive(Clone, Copy)]
+pub(super) struct Chunk<'ctx> {
+    index: IntValue<'ctx>,
+    lo: IntValue<'ctx>,
+    hi: IntValue<'ctx>,
 }
 
 /// The vector of `k` elements of a scalar type.
@@ -135,13 +146,30 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.slots.insert(s.array, p);
             }
         }
+        self.labels = n.labels.clone();
+        if let Some(par) = n.parallel {
+            return self.parallel_nest(n, par);
+        }
+        // State the nest owns: fold results and filter counts are scalars now.
+        for (v, x) in self.run_nest(n, None)? {
+            self.scalars.insert(v, x);
+        }
+        Ok(())
+    }
+
+    /// The loops of a nest — all of them, or in a chunk function the
+    /// positions `lo..hi` of the root loop — and the results of the state
+    /// the nest owns.
+    fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>) -> R<Vec<(VarId, BasicValueEnum<'ctx>)>> {
+        let i64t = self.cx.i64_type();
+        let extent = self.size_expr(&n.root.extent)?;
         let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
         // Base pointers of everything the nest streams, reads or stores.
         let mut base: IndexMap<VarId, PointerValue<'ctx>> = IndexMap::new();
         let stored = n.store_arrays();
         for l in &leaves {
             for v in l.reads().iter().chain(stored.iter()).chain(&l.memory_reads()) {
-                if (self.params.contains_key(v) || self.slots.contains_key(v)) && !base.contains_key(v) {
+                if self.has_storage(*v) && !base.contains_key(v) {
                     let p = self.array_ptr(*v)?;
                     base.insert(*v, p);
                 }
@@ -157,8 +185,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
         }
-        self.labels = n.labels.clone();
-        let mut nx = NestCx { base, states: IndexMap::new(), groups: IndexMap::new(), stores: n.stores.clone(), streaming: false, tree_ops: IndexMap::new(), lanes: IndexMap::new(), lane_groups: IndexMap::new(), halves: None, peel: None, stream_vals: IndexMap::new() };
+        let mut nx = NestCx { base, states: IndexMap::new(), groups: IndexMap::new(), stores: n.stores.clone(), streaming: false, tree_ops: IndexMap::new(), lanes: IndexMap::new(), lane_groups: IndexMap::new(), halves: None, peel: None, stream_vals: IndexMap::new(), chunk };
         let owned = owned_by(&n.root.body, None);
         self.init_states(&owned, &mut nx)?;
         let streams = n.stores.iter().any(|s| s.mode == StoreMode::Streaming);
@@ -187,13 +214,223 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
             _ => self.run_loop(&n.root, None, &mut nx)?,
         }
-        // State the nest owns: fold results and filter counts are scalars now.
+        let mut out = vec![];
         for l in &owned {
-            for (v, x) in self.finish_state(l, &nx)? {
-                self.scalars.insert(v, x);
+            out.extend(self.finish_state(l, &nx)?);
+        }
+        Ok(out)
+    }
+
+    /// A parallel nest (docs/strategy.md, "Parallel loops"): its loops go
+    /// into a chunk function that runs positions `lo..hi` of the root loop,
+    /// which the runtime calls once per chunk on its workers
+    /// (`afc_rt_parallel`). The folds the nest owns leave one partial result
+    /// per chunk, combined here in index order; the first failing chunk's
+    /// error becomes the call's.
+    fn parallel_nest(&mut self, n: &LoopNest, par: Parallel) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let ptr = cx.ptr_type(Default::default());
+        let extent = self.size_expr(&n.root.extent)?;
+        let owned = owned_by(&n.root.body, None);
+        // One partial result per chunk and fold result, in memory form.
+        let mut partials: IndexMap<VarId, (PointerValue<'ctx>, BasicTypeEnum<'ctx>)> = IndexMap::new();
+        for l in &owned {
+            if let LoopBody::ManyToOne { results, .. } = l {
+                for r in results {
+                    let t = mem_ty(cx, self.f.var(*r).ty.prim());
+                    let slot = self.entry_alloca(t.array_type(MAX_CHUNKS as u32).into(), &format!("{}.partials", self.name(*r)))?;
+                    partials.insert(*r, (slot, t));
+                }
+            }
+        }
+
+        // The chunk function: the body generated once to learn what it
+        // takes from this function, then with those values as parameters,
+        // called by a wrapper that loads them from the context.
+        let (first, taken) = self.chunk_body(n, &partials, None)?;
+        unsafe { first.delete() };
+        let (body, again) = self.chunk_body(n, &partials, Some(&taken))?;
+        if again.len() != taken.len() {
+            afc_ir::ice::fail("codegen", "a chunk function's second pass took other values than its first", &format!("cluster {}: {} then {}", n.cluster, taken.len(), again.len()));
+        }
+        let fty = cx.void_type().fn_type(&[ptr.into(), i64t.into(), i64t.into(), i64t.into(), ptr.into()], false);
+        let func = self.m.add_function(&format!("{}.nest{}", self.f.name, n.cluster), fty, Some(Linkage::Internal));
+        let kind = Attribute::get_named_enum_kind_id;
+        func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
+        func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("frame-pointer", "none"));
+        let w = cx.create_builder();
+        w.position_at_end(cx.append_basic_block(func, "entry"));
+        let arg = |k: u32| func.get_nth_param(k).expect("the chunk function's parameters");
+        let mut args: Vec<BasicMetadataValueEnum<'ctx>> = (1..5).map(|k| arg(k).into()).collect();
+        for (k, (v, _)) in taken.iter().enumerate() {
+            let slot = unsafe { w.build_in_bounds_gep(cx.i8_type(), arg(0).into_pointer_value(), &[i64t.const_int(8 * k as u64, false)], "ctx")? };
+            args.push(w.build_load(v.get_type(), slot, "taken")?.into());
+        }
+        w.build_call(body, &args, "")?;
+        w.build_return(None)?;
+        let taken: Vec<BasicValueEnum<'ctx>> = taken.into_iter().map(|(v, _)| v).collect();
+
+        // The context: the values the chunks take, in slot order.
+        let ctx = self.entry_alloca(i64t.array_type(taken.len().max(1) as u32).into(), "ctx")?;
+        for (k, v) in taken.iter().enumerate() {
+            let slot = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), ctx, &[i64t.const_int(8 * k as u64, false)], "ctx")? };
+            self.b.build_store(slot, *v)?;
+        }
+        // Chunks of at least `grain` innermost positions and at least
+        // 1/MAX_CHUNKS of the root loop; a multiple of CHUNK_QUANTUM when
+        // the nest streams. Only sizes decide it, never the workers.
+        let one = i64t.const_int(1, false);
+        let ceil_div = |g: &mut Self, a: IntValue<'ctx>, b: IntValue<'ctx>| -> R<IntValue<'ctx>> {
+            let q = g.b.build_int_signed_div(a, b, "q")?;
+            let r = g.b.build_int_signed_rem(a, b, "r")?;
+            let up = g.b.build_int_compare(IntPredicate::SGT, r, i64t.const_zero(), "up")?;
+            g.b.build_int_add(q, g.b.build_int_z_extend(up, i64t, "up")?, "ceil")
+        };
+        let max = |g: &mut Self, a: IntValue<'ctx>, b: IntValue<'ctx>| -> R<IntValue<'ctx>> {
+            let gt = g.b.build_int_compare(IntPredicate::SGT, a, b, "gt")?;
+            Ok(g.b.build_select(gt, a, b, "max")?.into_int_value())
+        };
+        let inside = self.positions_inside(&n.root.body)?;
+        let by_grain = ceil_div(self, i64t.const_int(par.grain, false), inside)?;
+        let by_count = ceil_div(self, extent, i64t.const_int(MAX_CHUNKS, false))?;
+        let mut size = max(self, by_grain, by_count)?;
+        size = max(self, size, one)?;
+        if n.stores.iter().any(|s| s.mode == StoreMode::Streaming) {
+            let q = i64t.const_int(CHUNK_QUANTUM, false);
+            size = ceil_div(self, size, q)?;
+            size = self.b.build_int_mul(size, q, "chunk")?;
+        }
+        let body = func.as_global_value().as_pointer_value();
+        let rc = self.b.build_call(self.runtime_fn("afc_rt_parallel"), &[body.into(), ctx.into(), extent.into(), size.into()], "rc")?.try_as_basic_value().basic().expect("afc_rt_parallel returns a code").into_int_value();
+        let failed = self.b.build_int_compare(IntPredicate::NE, rc, cx.i32_type().const_zero(), "failed")?;
+        let (err, ok) = (self.new_block("chunk_failed"), self.new_block("chunks_done"));
+        self.b.build_conditional_branch(failed, err, ok)?;
+        self.b.position_at_end(err);
+        self.b.build_store(self.code_slot, rc)?;
+        self.b.build_unconditional_branch(self.fail_bb)?;
+        self.b.position_at_end(ok);
+
+        // Each fold: the first chunk's partial (which started from the
+        // initial value) combined with the others' in index order.
+        let positive = self.b.build_int_compare(IntPredicate::SGT, extent, i64t.const_zero(), "some")?;
+        let chunks = ceil_div(self, extent, size)?;
+        for l in &owned {
+            let LoopBody::ManyToOne { results, init, op, .. } = l else { continue };
+            let mut accs = vec![];
+            for (r, z) in results.iter().zip(init) {
+                let (slot, t) = partials[r];
+                let prim = self.f.var(*r).ty.prim();
+                let acc = self.entry_alloca(reg_ty(cx, prim), &format!("{}.acc", self.name(*r)))?;
+                let p0 = self.b.build_load(t, slot, "partial")?;
+                let p0 = self.from_mem(p0, prim)?;
+                let z = self.operand(z);
+                let v = self.b.build_select(positive, p0, z, "acc")?;
+                self.b.build_store(acc, v)?;
+                accs.push((acc, slot, t, prim));
+            }
+            self.counted("combine", one, chunks, 1, &mut |g, c| {
+                let mut args = vec![];
+                for (acc, _, _, prim) in &accs {
+                    args.push(g.b.build_load(reg_ty(g.cx, *prim), *acc, "acc")?);
+                }
+                for (_, slot, t, prim) in &accs {
+                    let ep = unsafe { g.b.build_in_bounds_gep(*t, *slot, &[c], "partial")? };
+                    let p = g.b.build_load(*t, ep, "partial")?;
+                    args.push(g.from_mem(p, *prim)?);
+                }
+                let next = g.lambda(op, &args)?;
+                for ((acc, ..), x) in accs.iter().zip(next) {
+                    g.b.build_store(*acc, x)?;
+                }
+                Ok(())
+            })?;
+            for (r, (acc, _, _, prim)) in results.iter().zip(&accs) {
+                let v = self.b.build_load(reg_ty(cx, *prim), *acc, &self.name(*r))?;
+                self.scalars.insert(*r, v);
             }
         }
         Ok(())
+    }
+
+    /// A parallel nest's body as a function of the chunk `(index, lo, hi,
+    /// fault)`: first (`params` none) taking the values it uses from a
+    /// context, to learn which; then with one parameter per value the first
+    /// pass took (`noalias` for arrays and the fault), inlined into the
+    /// wrapper. Returns the function and the values it took, in order.
+    #[allow(clippy::type_complexity)]
+    fn chunk_body(&mut self, n: &LoopNest, partials: &IndexMap<VarId, (PointerValue<'ctx>, BasicTypeEnum<'ctx>)>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let ptr = cx.ptr_type(Default::default());
+        let kind = Attribute::get_named_enum_kind_id;
+        let func = match params {
+            None => {
+                let fty = cx.void_type().fn_type(&[i64t.into(), i64t.into(), i64t.into(), ptr.into(), ptr.into()], false);
+                self.m.add_function(&format!("{}.nest{}.scan", self.f.name, n.cluster), fty, Some(Linkage::Internal))
+            }
+            Some(ps) => {
+                let mut tys: Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>> = vec![i64t.into(), i64t.into(), i64t.into(), ptr.into()];
+                tys.extend(ps.iter().map(|(v, _)| inkwell::types::BasicMetadataTypeEnum::from(v.get_type())));
+                let f = self.m.add_function(&format!("{}.nest{}.body", self.f.name, n.cluster), cx.void_type().fn_type(&tys, false), Some(Linkage::Internal));
+                f.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("alwaysinline"), 0));
+                f.add_attribute(AttributeLoc::Param(3), cx.create_enum_attribute(kind("noalias"), 0));
+                for (k, (_, array)) in ps.iter().enumerate() {
+                    if *array {
+                        f.add_attribute(AttributeLoc::Param(4 + k as u32), cx.create_enum_attribute(kind("noalias"), 0));
+                    }
+                }
+                f
+            }
+        };
+        func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
+        let entry = cx.append_basic_block(func, "entry");
+        let start = cx.append_basic_block(func, "start");
+        let done = cx.append_basic_block(func, "done");
+        let at = cx.create_builder();
+        at.position_at_end(entry);
+        let code_slot = at.build_alloca(cx.i32_type(), "code")?;
+        let br = at.build_unconditional_branch(start)?;
+        at.position_before(&br);
+        let arg = |k: u32| func.get_nth_param(k).expect("the chunk function's parameters");
+        let chunk = Chunk { index: arg(0).into_int_value(), lo: arg(1).into_int_value(), hi: arg(2).into_int_value() };
+        let (ctx, params_of) = match params {
+            None => (Some((arg(4).into_pointer_value(), at)), IndexMap::new()),
+            Some(ps) => (None, ps.iter().enumerate().map(|(k, (v, _))| (*v, arg(4 + k as u32))).collect()),
+        };
+        let outline = Outline { ctx, params_of, scalars: self.scalars.clone(), params: self.params.clone(), slots: self.slots.clone(), taken: Default::default(), fault: arg(3).into_pointer_value() };
+        let mut g = Gen::new(cx, self.m, cx.create_builder(), self.f, func, self.opts, code_slot, done, entry, None);
+        g.labels = n.labels.clone();
+        g.outline = Some(outline);
+        g.b.position_at_end(start);
+        for (v, x) in g.run_nest(n, Some(chunk))? {
+            let (slot, t) = partials[&v];
+            let base = g.take(slot.into(), true).into_pointer_value();
+            let ep = unsafe { g.b.build_in_bounds_gep(t, base, &[chunk.index], "partial")? };
+            let m = g.to_mem(x)?;
+            g.b.build_store(ep, m)?;
+        }
+        g.b.build_unconditional_branch(done)?;
+        g.b.position_at_end(done);
+        g.b.build_return(None)?;
+        let taken = g.outline.take().expect("the chunk's outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
+        Ok((func, taken))
+    }
+
+    /// Innermost positions per position of a loop with body `b`: the
+    /// product of the extents of the loops inside it (the largest product
+    /// where several are side by side), at least 1.
+    fn positions_inside(&mut self, b: &Body) -> R<IntValue<'ctx>> {
+        let i64t = self.cx.i64_type();
+        let mut best = i64t.const_int(1, false);
+        for l in b.inner_loops() {
+            let e = self.size_expr(&l.extent)?;
+            let inside = self.positions_inside(&l.body)?;
+            let p = self.b.build_int_mul(e, inside, "inside")?;
+            let gt = self.b.build_int_compare(IntPredicate::SGT, p, best, "gt")?;
+            best = self.b.build_select(gt, p, best, "inside")?.into_int_value();
+        }
+        Ok(best)
     }
 
     fn new_block(&self, name: &str) -> BasicBlock<'ctx> {
@@ -223,7 +460,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 for ((slot, (_, id)), z) in slots.iter().zip(&ids).zip(init) {
                     let idv = self.konst(*id);
                     let v = self.splat(idv, *k)?;
-                    let zv = self.operand(z);
+                    let mut zv = self.operand(z);
+                    if let Some(c) = nx.chunk {
+                        // Chunks after the first fold from the identity: the
+                        // initial value is in the first chunk's partial result.
+                        let first = self.b.build_int_compare(IntPredicate::EQ, c.index, cx.i64_type().const_zero(), "first_chunk")?;
+                        zv = self.b.build_select(first, zv, idv, "lane0")?;
+                    }
                     let v = self.b.build_insert_element(v, zv, cx.i64_type().const_zero(), "lane0")?;
                     self.b.build_store(*slot, v)?;
                 }
@@ -404,15 +647,25 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.b.position_at_end(done);
             return Ok(());
         }
+        // The positions this loop runs: all, or a chunk's of the root loop.
+        let (lo, hi) = match (outer, nx.chunk) {
+            (None, Some(c)) => (c.lo, c.hi),
+            _ => (i64t.const_zero(), extent),
+        };
         if l.unroll > 1 {
             let k = l.unroll as u64;
             let kk = i64t.const_int(k, false);
             // Streaming stores are whole aligned vectors: first the positions
             // before the outputs' alignment, one by one, with normal stores.
+            // (A chunk starts at a multiple of CHUNK_QUANTUM positions, so
+            // its first aligned position is `peel` positions in too.)
             let start = match (nx.streaming, outer, nx.peel) {
                 (true, None, Some(peel)) => {
                     let streaming = std::mem::replace(&mut nx.streaming, false);
-                    self.counted(&format!("{}.peel", name), i64t.const_zero(), peel, 1, &mut |g, kv| {
+                    let peel = self.b.build_int_add(lo, peel, "peel_end")?;
+                    let past = self.b.build_int_compare(IntPredicate::SGT, peel, hi, "short")?;
+                    let peel = self.b.build_select(past, hi, peel, "peel_end")?.into_int_value();
+                    self.counted(&format!("{}.peel", name), lo, peel, 1, &mut |g, kv| {
                         let p = at(g, kv, 0, false)?;
                         g.scalars.insert(l.index, kv.into());
                         g.copy(&l.body, &p, nx)
@@ -420,11 +673,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     nx.streaming = streaming;
                     peel
                 }
-                _ => i64t.const_zero(),
+                _ => lo,
             };
-            let span = self.b.build_int_sub(extent, start, "span")?;
+            let span = self.b.build_int_sub(hi, start, "span")?;
             let rem = self.b.build_int_signed_rem(span, kk, "rem")?;
-            let main_end = self.b.build_int_sub(extent, rem, "main_end")?;
+            let main_end = self.b.build_int_sub(hi, rem, "main_end")?;
             self.counted(&name, start, main_end, k, &mut |g, base| {
                 for lane in 0..l.unroll as usize {
                     let kv = g.b.build_int_add(base, i64t.const_int(lane as u64, false), "lane")?;
@@ -436,7 +689,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 g.flush_streams(base, nx)
             })?;
             let streaming = std::mem::replace(&mut nx.streaming, false);
-            self.counted(&format!("{}.rest", name), main_end, extent, 1, &mut |g, kv| {
+            self.counted(&format!("{}.rest", name), main_end, hi, 1, &mut |g, kv| {
                 let p = at(g, kv, 0, false)?;
                 g.scalars.insert(l.index, kv.into());
                 g.copy(&l.body, &p, nx)
@@ -444,7 +697,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             nx.streaming = streaming;
             return Ok(());
         }
-        self.counted(&name, i64t.const_zero(), extent, 1, &mut |g, kv| {
+        self.counted(&name, lo, hi, 1, &mut |g, kv| {
             let p = at(g, kv, 0, false)?;
             g.scalars.insert(l.index, kv.into());
             g.copy(&l.body, &p, nx)

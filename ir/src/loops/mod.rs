@@ -360,7 +360,31 @@ pub struct LoopNest {
     /// Streaming stores are used when the root extent is at least this many
     /// elements (run-time condition; docs/strategy.md gives the threshold).
     pub streaming_from: Option<u64>,
+    /// Runs on all workers: the root loop is cut into chunks of at least
+    /// `grain` innermost positions (fewer than that runs on the calling
+    /// thread); docs/strategy.md gives the rule and the chunking.
+    pub parallel: Option<Parallel>,
 }
+
+/// How a parallel nest is cut into chunks (docs/strategy.md, "Parallel
+/// loops"). The number of chunks depends only on the sizes — never on the
+/// number of workers — so a nest gives the same bits for every thread count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parallel {
+    /// The fewest innermost positions worth a chunk of their own (a chunk
+    /// is at least `grain` positions of the root loop divided by the
+    /// positions of the loops inside it).
+    pub grain: u64,
+}
+
+/// The most chunks a parallel nest is cut into (the runtime's
+/// `AFC_RT_MAX_CHUNKS`): a chunk is at least 1/MAX_CHUNKS of the root loop.
+pub const MAX_CHUNKS: u64 = 256;
+
+/// A chunk of a nest with streaming stores starts at a multiple of this
+/// many positions, so that its first vector-aligned position is as far in
+/// as the whole loop's (every vector is at most 64 elements).
+pub const CHUNK_QUANTUM: u64 = 64;
 
 impl LoopNest {
     pub fn stored(&self, v: VarId) -> bool {

@@ -692,6 +692,12 @@ impl Parser {
     fn nest(&mut self) -> R<LoopNest> {
         self.expect("nest")?;
         let cluster = self.int()? as usize;
+        let parallel = if self.eat("parallel") {
+            self.expect("grain")?;
+            Some(Parallel { grain: self.int()? })
+        } else {
+            None
+        };
         let streaming_from = if self.eat("streaming") {
             self.expect("from")?;
             Some(self.int()?)
@@ -747,7 +753,7 @@ impl Parser {
         }
         let root = self.looop()?;
         self.expect("}")?;
-        Ok(LoopNest { cluster, root, stores, span, labels, checks, streaming_from })
+        Ok(LoopNest { cluster, root, stores, span, labels, checks, streaming_from, parallel })
     }
 
     fn call(&mut self) -> R<Call> {

@@ -398,6 +398,9 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, top: bo
             Step::Loop(n) => {
                 let v = V { f, nest: n, in_memory };
                 let elements = v.looop(&n.root, &mut vec![])?;
+                if let Some(p) = n.parallel {
+                    parallel(n, p)?;
+                }
                 for s in &n.stores {
                     let produced_here = n.root.body.leaves().iter().any(|l| l.array_outs().contains(&s.array))
                         || elements.contains(&s.array);
@@ -423,6 +426,32 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, top: bo
                     in_memory.insert(s.array);
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// A parallel nest runs its root loop in chunks on several workers, each
+/// chunk from its first position: nothing in it may depend on the positions
+/// before the chunk, except folds the nest owns, which combine per-chunk
+/// partial results in index order — so they must be lanes (an operator afc
+/// may reorder, with an identity to start each chunk from).
+fn parallel(n: &LoopNest, p: Parallel) -> Result<(), String> {
+    if p.grain == 0 {
+        return Err(format!("cluster {} is parallel with grain 0", n.cluster));
+    }
+    if n.root.paired {
+        return Err(format!("cluster {} is parallel and paired", n.cluster));
+    }
+    for l in n.root.body.leaves() {
+        match l {
+            LoopBody::Filter { name, .. } | LoopBody::Scan { name, .. } | LoopBody::Scatter { name, .. } => {
+                return Err(format!("cluster {} is parallel but '{}' depends on every position before it", n.cluster, name));
+            }
+            LoopBody::ManyToOne { name, state: None, acc, .. } if !matches!(acc, Accumulate::Lanes(_)) => {
+                return Err(format!("cluster {} is parallel but fold '{}' does not use lanes, so it has no per-chunk partial results", n.cluster, name));
+            }
+            _ => {}
         }
     }
     Ok(())

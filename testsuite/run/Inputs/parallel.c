@@ -1,0 +1,180 @@
+/* Driver of run/parallel.acc: every function at sizes around the chunk
+ * boundaries (chunks of 1000 positions, 1024 when streaming, 1/256 of the
+ * loop beyond 256000), on 1, 2, 3 and 8 workers; SMALL=1 (under valgrind)
+ * stops at 300001 elements. */
+#include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int64_t sizes[] = {0, 1, 2, 999, 1000, 1001, 1023, 1024, 1025, 2047, 5000, 255999, 256000, 256001, 300001, 2000003, 4194303, 4194305};
+#define NSIZES (int)(sizeof sizes / sizeof sizes[0])
+static const int workers[] = {1, 2, 3, 8};
+
+static int fail(const char *what, int64_t n, int t) {
+    printf("FAIL %s at n = %lld, %d workers: %s\n", what, (long long)n, t, afc_last_error());
+    exit(1);
+}
+
+/* Everything each function returns at size n on t workers, as bytes. */
+static size_t run_all(int64_t n, int t, double *xs, int64_t *is, char *out) {
+    size_t len = 0;
+    afc_set_num_threads(t);
+    afc_f64_1d x = {xs, {n}}, y = {NULL, {0}};
+    if (scale(x, 0.5, &y)) fail("scale", n, t);
+    memcpy(out + len, y.data, (size_t)n * 8); len += (size_t)n * 8;
+    for (int64_t i = 0; i < n; i++)
+        if (y.data[i] != xs[i] * 0.5 + 1.0) fail("scale's values", n, t);
+    afc_free(y.data);
+
+    afc_i64_1d ix = {is, {n}};
+    int64_t s, lo, hi, h; bool any;
+    if (stats(ix, &s, &lo, &hi, &h, &any)) fail("stats", n, t);
+    int64_t cs = 0, clo = INT64_MAX, chi = -INT64_MAX, ch = 0; bool cany = false;
+    for (int64_t i = 0; i < n; i++) {
+        cs += is[i]; clo = is[i] < clo ? is[i] : clo; chi = is[i] > chi ? is[i] : chi;
+        ch ^= is[i] * 3; cany = cany || is[i] == 77;
+    }
+    if (s != cs || lo != clo || hi != chi || h != ch || any != cany) fail("stats' values", n, t);
+
+    int64_t rows = n / 37 + (n % 2), cols = 37;
+    afc_i64_2d tb = {NULL, {0, 0}};
+    if (table(rows, cols, &tb)) fail("table", n, t);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            if (tb.data[i * cols + j] != i * 1000 + j) fail("table's values", n, t);
+    afc_free(tb.data);
+
+    afc_i64_1d p = {NULL, {0}};
+    int64_t *where = malloc((size_t)(n + 1) * 8);
+    for (int64_t i = 0; i < n; i++) where[i] = (i * 7) % n;
+    afc_i64_1d w = {where, {n}};
+    if (pick(ix, w, &p)) fail("pick", n, t);
+    for (int64_t i = 0; i < n; i++)
+        if (p.data[i] != is[(i * 7) % n] + 1) fail("pick's values", n, t);
+    afc_free(p.data);
+    free(where);
+
+    int64_t q;
+    if (quotient(ix, 1000000, &q)) fail("quotient", n, t);
+    memcpy(out + len, &q, 8); len += 8;
+
+    double tot;
+    if (total(x, &tot)) fail("total", n, t);
+    memcpy(out + len, &tot, 8); len += 8;
+
+    afc_i64_1d k = {NULL, {0}};
+    int64_t ks;
+    if (kept(ix, &k, &ks)) fail("kept", n, t);
+    memcpy(out + len, &ks, 8); len += 8;
+    afc_free(k.data);
+    return len;
+}
+
+/* A bad index at each of `bad` (in this order), to check the reported one is
+ * the first in index order whatever the workers. */
+static void first_error(int64_t n, const int64_t *bad, int nbad) {
+    int64_t *xs = malloc((size_t)n * 8), *is = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++) xs[i] = i, is[i] = n - 1 - i;
+    int64_t first = n;
+    for (int b = 0; b < nbad; b++) {
+        is[bad[b]] = -1 - bad[b];
+        if (bad[b] < first) first = bad[b];
+    }
+    char want[128];
+    snprintf(want, sizeof want, "index %lld, length %lld", (long long)(-1 - first), (long long)n);
+    for (int wi = 0; wi < 4; wi++) {
+        afc_set_num_threads(workers[wi]);
+        afc_i64_1d x = {xs, {n}}, ix = {is, {n}}, out = {NULL, {0}};
+        int64_t before = afc_live_count();
+        int rc = pick(x, ix, &out);
+        if (rc != AFC_ERR_INDEX || !strstr(afc_last_error(), want) || out.data != NULL || afc_live_count() != before)
+            fail(want, n, workers[wi]);
+        /* Division by zero: x = 0 at the same positions. */
+        for (int b = 0; b < nbad; b++) xs[bad[b]] = -2000;
+        int64_t q;
+        rc = quotient(x, 5, &q);
+        if (rc != AFC_ERR_DIVISION_BY_ZERO) fail("division by zero", n, workers[wi]);
+        for (int b = 0; b < nbad; b++) xs[bad[b]] = bad[b];
+    }
+    free(xs);
+    free(is);
+}
+
+static void *user_thread(void *arg) {
+    int64_t n = 300001, id = (int64_t)(intptr_t)arg;
+    int64_t *is = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++) is[i] = (i * 13 + id) % 1001;
+    afc_i64_1d ix = {is, {n}};
+    for (int rep = 0; rep < 20; rep++) {
+        int64_t s, lo, hi, h; bool any;
+        if (stats(ix, &s, &lo, &hi, &h, &any)) return (void *)1;
+        int64_t cs = 0, clo = INT64_MAX, chi = INT64_MIN;
+        for (int64_t i = 0; i < n; i++) {
+            cs += is[i];
+            clo = is[i] < clo ? is[i] : clo;
+            chi = is[i] > chi ? is[i] : chi;
+        }
+        if (s != cs || lo != clo || hi != chi) return (void *)1;
+    }
+    free(is);
+    return NULL;
+}
+
+int main(void) {
+    int64_t start = afc_live_count();
+    int64_t most = sizes[NSIZES - 1];
+    double *xs = malloc((size_t)most * 8);
+    int64_t *is = malloc((size_t)most * 8);
+    for (int64_t i = 0; i < most; i++) {
+        xs[i] = (double)((i * 7919) % 1013) / 97.0 - 5.0;
+        is[i] = (i * 7919) % 2003 - 1000;
+    }
+    for (int si = 0; si < NSIZES; si++) {
+        int64_t n = sizes[si];
+        if (getenv("SMALL") && n > 300001) break;
+        size_t cap = (size_t)n * 8 + 64;
+        char *ref = malloc(cap), *got = malloc(cap);
+        size_t len = run_all(n, 1, xs, is, ref);
+        for (int wi = 1; wi < 4; wi++) {
+            if (run_all(n, workers[wi], xs, is, got) != len || memcmp(ref, got, len) != 0)
+                fail("bits differ from 1 worker", n, workers[wi]);
+        }
+        free(ref);
+        free(got);
+    }
+    printf("sizes agree on 1, 2, 3, 8 workers\n");
+
+    const int64_t b1[] = {0}, b2[] = {999}, b3[] = {1000}, b4[] = {255999, 1001}, b5[] = {299999, 150000, 150001};
+    first_error(5000, b1, 1);
+    first_error(5000, b2, 1);
+    first_error(5000, b3, 1);
+    first_error(256000, b4, 2);
+    first_error(300000, b5, 3);
+    printf("first errors in index order\n");
+
+    afc_set_num_threads(2);
+    int bad = 0;
+#pragma omp parallel num_threads(2) reduction(+ : bad)
+    {
+        afc_i64_1d ix = {is, {300001}};
+        int64_t s, lo, hi, h; bool any;
+        bad += stats(ix, &s, &lo, &hi, &h, &any) != 0;
+    }
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) pthread_create(&th[t], NULL, user_thread, (void *)(intptr_t)t);
+    for (int t = 0; t < 4; t++) {
+        void *r;
+        pthread_join(th[t], &r);
+        bad += r != NULL;
+    }
+    if (bad) fail("nested or concurrent calls", 300001, 2);
+    printf("inside OpenMP and from 4 user threads\n");
+
+    free(xs);
+    free(is);
+    if (afc_live_count() != start) fail("a leak", 0, 0);
+    printf("no leak\n");
+    return 0;
+}
