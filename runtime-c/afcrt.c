@@ -216,32 +216,31 @@ int afc_rt_parallel(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk) {
     if (n <= 0) return 0;
     if (chunk <= 0) chunk = n;
     int64_t chunks = n / chunk + (n % chunk != 0);
-    if (chunks > AFC_RT_MAX_CHUNKS) { /* the compiled code never asks for more */
-        chunk = n / AFC_RT_MAX_CHUNKS + (n % AFC_RT_MAX_CHUNKS != 0);
-        chunks = n / chunk + (n % chunk != 0);
-    }
-    afc_rt_fault faults[AFC_RT_MAX_CHUNKS];
-    for (int64_t c = 0; c < chunks; c++) faults[c].code = 0;
     int threads = chunks > 1 ? afc_get_num_threads() : 1;
     if (threads > chunks) threads = (int)chunks;
     int expected = 0;
-    if (threads > 1 && !omp_in_parallel() && atomic_compare_exchange_strong(&busy, &expected, 1)) {
+    /* (Compiled code never asks for more than AFC_RT_MAX_CHUNKS chunks;
+     * more would run on the calling thread.) */
+    if (threads > 1 && chunks <= AFC_RT_MAX_CHUNKS && !omp_in_parallel() && atomic_compare_exchange_strong(&busy, &expected, 1)) {
+        afc_rt_fault faults[AFC_RT_MAX_CHUNKS];
+        for (int64_t c = 0; c < chunks; c++) faults[c].code = 0;
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t c = 0; c < chunks; c++) {
             int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
             body(ctx, c, lo, hi, &faults[c]);
         }
         atomic_store(&busy, 0);
-    } else {
-        for (int64_t c = 0; c < chunks; c++) {
-            int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
-            body(ctx, c, lo, hi, &faults[c]);
-            if (faults[c].code) break; /* later chunks cannot fail first */
-        }
+        /* The first failing chunk holds the failing element first in index
+         * order (each chunk stops at its own first). */
+        for (int64_t c = 0; c < chunks; c++)
+            if (faults[c].code) return afc_rt_error(faults[c].code, faults[c].where, faults[c].a, faults[c].b);
+        return 0;
     }
-    /* The first failing chunk holds the failing element first in index
-     * order (each chunk stops at its own first). */
-    for (int64_t c = 0; c < chunks; c++)
-        if (faults[c].code) return afc_rt_error(faults[c].code, faults[c].where, faults[c].a, faults[c].b);
+    for (int64_t c = 0; c < chunks; c++) {
+        afc_rt_fault fault = {0, NULL, 0, 0};
+        int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
+        body(ctx, c, lo, hi, &fault);
+        if (fault.code) return afc_rt_error(fault.code, fault.where, fault.a, fault.b);
+    }
     return 0;
 }

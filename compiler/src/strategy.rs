@@ -244,20 +244,7 @@ const CHUNK_WORK: u64 = 1 << 17;
 /// 256 and 65536: below one chunk's worth the nest runs on the calling
 /// thread, at no more cost than a call.
 fn parallel(n: &mut afc_ir::loops::LoopNest, grain: Option<u64>) {
-    if n.root.paired {
-        return;
-    }
-    let mut ok = true;
-    n.root.body.visit(&mut |b| {
-        if let Body::Leaf(l, _) = b {
-            match l {
-                LoopBody::Filter { .. } | LoopBody::Scan { .. } | LoopBody::Scatter { .. } => ok = false,
-                LoopBody::ManyToOne { state: None, acc, .. } if !matches!(acc, Accumulate::Lanes(_)) => ok = false,
-                _ => {}
-            }
-        }
-    });
-    if ok {
+    if loops::parallel_blocker(n).is_none() {
         let grain = grain.unwrap_or_else(|| (CHUNK_WORK / work(&n.root.body).max(1) as u64).clamp(256, 65536));
         n.parallel = Some(afc_ir::loops::Parallel { grain });
     }

@@ -28,7 +28,7 @@ mod verify;
 
 pub use parse::parse;
 pub use print::print;
-pub use verify::{block_fallible, reorderable, verify, CombineOp};
+pub use verify::{block_fallible, parallel_blocker, reorderable, verify, CombineOp};
 
 use crate::diag::{SourceFile, Span};
 use crate::labelled::{Block, Callee, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};

@@ -432,27 +432,36 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, top: bo
 }
 
 /// A parallel nest runs its root loop in chunks on several workers, each
-/// chunk from its first position: nothing in it may depend on the positions
-/// before the chunk, except folds the nest owns, which combine per-chunk
-/// partial results in index order — so they must be lanes (an operator afc
-/// may reorder, with an identity to start each chunk from).
+/// chunk from its first position.
 fn parallel(n: &LoopNest, p: Parallel) -> Result<(), String> {
     if p.grain == 0 {
         return Err(format!("cluster {} is parallel with grain 0", n.cluster));
     }
+    match parallel_blocker(n) {
+        Some(why) => Err(format!("cluster {} is parallel {}", n.cluster, why)),
+        None => Ok(()),
+    }
+}
+
+/// Why a nest cannot run in chunks, if it cannot: something in it depends
+/// on the positions before a chunk. Folds the nest owns combine per-chunk
+/// partial results in index order, so they must be lanes (an operator afc
+/// may reorder, with an identity to start each chunk from). The strategy
+/// pass asks the same question before it marks a nest parallel.
+pub fn parallel_blocker(n: &LoopNest) -> Option<String> {
     if n.root.paired {
-        return Err(format!("cluster {} is parallel and paired", n.cluster));
+        return Some("and paired".into());
     }
     for l in n.root.body.leaves() {
         match l {
             LoopBody::Filter { name, .. } | LoopBody::Scan { name, .. } | LoopBody::Scatter { name, .. } => {
-                return Err(format!("cluster {} is parallel but '{}' depends on every position before it", n.cluster, name));
+                return Some(format!("but '{}' depends on every position before it", name));
             }
             LoopBody::ManyToOne { name, state: None, acc, .. } if !matches!(acc, Accumulate::Lanes(_)) => {
-                return Err(format!("cluster {} is parallel but fold '{}' does not use lanes, so it has no per-chunk partial results", n.cluster, name));
+                return Some(format!("but fold '{}' does not use lanes, so it has no per-chunk partial results", name));
             }
             _ => {}
         }
     }
-    Ok(())
+    None
 }
