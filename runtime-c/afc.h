@@ -83,6 +83,11 @@ void afc_rt_leave(void);
 typedef struct { int32_t code; const char *where; int64_t a, b; } afc_rt_fault;
 typedef void (*afc_rt_chunk)(void *ctx, int64_t chunk, int64_t lo, int64_t hi, afc_rt_fault *fault);
 int afc_rt_parallel(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk);
+/* The same, reporting nothing: returns -1 when every chunk succeeds, else
+ * the first failing chunk, its error copied to *fault. The first pass of a
+ * two-pass nest uses it to learn how far its second pass must run before it
+ * reports (the first error in index order may be one only that pass sees). */
+int64_t afc_rt_parallel_until(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk, afc_rt_fault *fault);
 /* Statistics of the allocator, for tests: allocations made so far, and
  * allocations not yet released (a leak check compares it before and after). */
 int64_t afc_alloc_count(void);

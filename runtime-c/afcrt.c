@@ -212,8 +212,11 @@ int afc_get_num_threads(void) {
     return atomic_load(&num_threads);
 }
 
-int afc_rt_parallel(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk) {
-    if (n <= 0) return 0;
+/* Runs the chunks; returns -1 when every one succeeds, else the first
+ * failing chunk (which holds the failing element first in index order:
+ * each chunk stops at its own first), with its fault copied to *first. */
+static int64_t run_chunks(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk, afc_rt_fault *first) {
+    if (n <= 0) return -1;
     if (chunk <= 0) chunk = n;
     int64_t chunks = n / chunk + (n % chunk != 0);
     int threads = chunks > 1 ? afc_get_num_threads() : 1;
@@ -230,17 +233,31 @@ int afc_rt_parallel(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk) {
             body(ctx, c, lo, hi, &faults[c]);
         }
         atomic_store(&busy, 0);
-        /* The first failing chunk holds the failing element first in index
-         * order (each chunk stops at its own first). */
         for (int64_t c = 0; c < chunks; c++)
-            if (faults[c].code) return afc_rt_error(faults[c].code, faults[c].where, faults[c].a, faults[c].b);
-        return 0;
+            if (faults[c].code) {
+                *first = faults[c];
+                return c;
+            }
+        return -1;
     }
     for (int64_t c = 0; c < chunks; c++) {
         afc_rt_fault fault = {0, NULL, 0, 0};
         int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
         body(ctx, c, lo, hi, &fault);
-        if (fault.code) return afc_rt_error(fault.code, fault.where, fault.a, fault.b);
+        if (fault.code) {
+            *first = fault;
+            return c;
+        }
     }
-    return 0;
+    return -1;
+}
+
+int afc_rt_parallel(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk) {
+    afc_rt_fault fault;
+    if (run_chunks(body, ctx, n, chunk, &fault) < 0) return 0;
+    return afc_rt_error(fault.code, fault.where, fault.a, fault.b);
+}
+
+int64_t afc_rt_parallel_until(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk, afc_rt_fault *fault) {
+    return run_chunks(body, ctx, n, chunk, fault);
 }

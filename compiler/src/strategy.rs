@@ -95,7 +95,7 @@ pub fn choose(f: &mut Function, cfg: &Config) {
         choose_loop(&snapshot, &mut n.root, cfg, &vars);
         stream(n, cfg, &vars);
         if !cfg.sequential {
-            parallel(n, cfg.grain);
+            parallel(n, cfg, &vars);
         }
     }
     // Under --fast-math, loops calling exp, log, pow, sin, cos, … vectorise
@@ -235,18 +235,23 @@ fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelle
 /// few microseconds, 2^17 simple operations some 30-60.
 const CHUNK_WORK: u64 = 1 << 17;
 
-/// Runs a nest on all workers when every position can be computed without
-/// the ones before it: no filter, scan or scatter (their cursor, carried
-/// value or read-modify-write follows the sequential order), not paired,
-/// and every fold the nest owns keeps lanes (each chunk folds from the
-/// operator's identity; the partial results are combined in index order).
-/// Its chunks hold at least `CHUNK_WORK / work` innermost positions, between
-/// 256 and 65536: below one chunk's worth the nest runs on the calling
-/// thread, at no more cost than a call.
-fn parallel(n: &mut afc_ir::loops::LoopNest, grain: Option<u64>) {
-    if loops::parallel_blocker(n).is_none() {
-        let grain = grain.unwrap_or_else(|| (CHUNK_WORK / work(&n.root.body).max(1) as u64).clamp(256, 65536));
-        n.parallel = Some(afc_ir::loops::Parallel { grain });
+/// Runs a nest on all workers unless a scatter or a paired loop ties it to
+/// the sequential order (`loops::parallel_blocker`). Folds leave one partial
+/// result per chunk, combined in index order; a nest that carries a scan's
+/// value or a stored filter's cursor from chunk to chunk runs in two passes
+/// (`loops::two_pass`): the first learns each chunk's total, the second runs
+/// every chunk from the combination of the totals before it. Its chunks hold
+/// at least `CHUNK_WORK / work` innermost positions, between 256 and 65536:
+/// below one chunk's worth the nest runs on the calling thread, at no more
+/// cost than a call. Under `--strict-fp` a nest that folds or scans floats
+/// stays sequential (its results are the interpreter's bits).
+fn parallel(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {
+    // Chunks rebracket a fold or scan; --strict-fp keeps float ones in order.
+    let strict = cfg.strict_fp
+        && n.root.body.leaves().iter().any(|l| l.state() == Some(None) && !matches!(l, LoopBody::Filter { .. }) && l.state_vars().iter().any(|v| vars[v.0 as usize].ty.prim().is_float()));
+    if !strict && loops::parallel_blocker(vars, n).is_none() {
+        let grain = cfg.grain.unwrap_or_else(|| (CHUNK_WORK / work(&n.root.body).max(1) as u64).clamp(256, 65536));
+        n.parallel = Some(afc_ir::loops::Parallel { grain, two_pass: loops::two_pass(n) });
     }
 }
 

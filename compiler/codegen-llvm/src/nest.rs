@@ -5,7 +5,8 @@
 //! only obeys the strategies the loop IR records.
 
 use super::*;
-use afc_ir::loops::{reorderable, Accumulate, CombineOp, FilterWrite, LabelIndex, Loop, Order, Parallel, StateOwner, StoreMode, CHUNK_QUANTUM, MAX_CHUNKS};
+use afc_ir::loops::{reorderable, Accumulate, CombineOp, FilterWrite, LabelIndex, Loop, Order, Parallel, StateOwner, StoreMode, TotalsPass, CHUNK_QUANTUM, MAX_CHUNKS};
+use indexmap::IndexSet;
 
 /// Where one copy of a body runs.
 #[derive(Clone)]
@@ -29,6 +30,11 @@ pub(super) struct Pos<'ctx> {
     /// In a paired loop: whether this copy runs at the mirrored position
     /// (so its order-0 accesses are in the upper half of every array).
     mirrored: Option<bool>,
+    /// At a branch-free filter's sub-rate in a chunk that resumes from a
+    /// start: where the next chunk's elements begin. A masked (skipped)
+    /// element's store at that position would race with the next chunk's
+    /// first kept one, so it goes to a scratch slot instead.
+    limit: Option<IntValue<'ctx>>,
 }
 
 /// What one copy has computed: elements by (array, order), and the
@@ -66,6 +72,53 @@ pub(super) struct NestCx<'ctx> {
     stream_vals: IndexMap<VarId, Vec<BasicValueEnum<'ctx>>>,
     /// In a chunk function: the chunk this runs.
     chunk: Option<Chunk<'ctx>>,
+    /// States that start empty (a later chunk's fold, a first pass's scan):
+    /// per state key, whether it holds a value yet; while it does not, the
+    /// first element becomes the state (the operator may have no identity).
+    fresh: IndexMap<VarId, PointerValue<'ctx>>,
+    /// Resumed filters: where the next chunk's cursor starts.
+    limits: IndexMap<VarId, IntValue<'ctx>>,
+    /// Where a resumed chunk's masked stores past its limit go.
+    scratch: Option<PointerValue<'ctx>>,
+    /// The leaves (by `leaf_key`) a first pass skips: all but the ones its
+    /// totals need (`TotalsPass`).
+    skip: IndexSet<VarId>,
+}
+
+/// Which run of a parallel nest a chunk function is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Pass {
+    /// A one-pass nest's chunks.
+    Only,
+    /// A two-pass nest's first: stores off, only the leaves the carried
+    /// states need (`TotalsPass`); each carried state (scan, filter cursor)
+    /// ends in the chunk's total.
+    Totals,
+    /// A two-pass nest's second: carried states start from the totals of
+    /// the chunks before, combined in chunk order.
+    Resume,
+}
+
+/// A stateful leaf's end of a nest: a fold's results, a filter's count, a
+/// scan's carried values (by its outputs), and, for a state that started
+/// empty, whether it holds anything.
+pub(super) struct End<'ctx> {
+    leaf: LoopBody,
+    vals: Vec<(VarId, BasicValueEnum<'ctx>)>,
+    has: Option<IntValue<'ctx>>,
+}
+
+/// Per variable of a nest's state, a table of `MAX_CHUNKS + 1` entries in
+/// memory form: partial results per chunk, or carried starts.
+type Tables<'ctx> = IndexMap<VarId, (PointerValue<'ctx>, BasicTypeEnum<'ctx>)>;
+
+/// A leaf's identity in a nest: its first output (or result, or count).
+fn leaf_key(l: &LoopBody) -> VarId {
+    match l {
+        LoopBody::ManyToOne { results, .. } => results[0],
+        LoopBody::Filter { count, .. } => *count,
+        l => l.element_outs()[0],
+    }
 }
 
 /// The chunk a chunk function runs: its number, and its positions
@@ -75,6 +128,7 @@ pub(super) struct Chunk<'ctx> {
     index: IntValue<'ctx>,
     lo: IntValue<'ctx>,
     hi: IntValue<'ctx>,
+    pass: Pass,
 }
 
 /// The vector of `k` elements of a scalar type.
@@ -151,16 +205,18 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             return self.parallel_nest(n, par);
         }
         // State the nest owns: fold results and filter counts are scalars now.
-        for (v, x) in self.run_nest(n, None)? {
-            self.scalars.insert(v, x);
+        for e in self.run_nest(n, None, &Tables::new())? {
+            if !matches!(e.leaf, LoopBody::Scan { .. }) {
+                self.scalars.extend(e.vals);
+            }
         }
         Ok(())
     }
 
     /// The loops of a nest — all of them, or in a chunk function the
-    /// positions `lo..hi` of the root loop — and the results of the state
-    /// the nest owns.
-    fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>) -> R<Vec<(VarId, BasicValueEnum<'ctx>)>> {
+    /// positions `lo..hi` of the root loop, carried states resuming from
+    /// `starts` in a second pass — and the ends of the state the nest owns.
+    fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>, starts: &Tables<'ctx>) -> R<Vec<End<'ctx>>> {
         let i64t = self.cx.i64_type();
         let extent = self.size_expr(&n.root.extent)?;
         let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
@@ -185,10 +241,30 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
         }
-        let mut nx = NestCx { base, states: IndexMap::new(), groups: IndexMap::new(), stores: n.stores.clone(), streaming: false, tree_ops: IndexMap::new(), lanes: IndexMap::new(), lane_groups: IndexMap::new(), halves: None, peel: None, stream_vals: IndexMap::new(), chunk };
+        let mut nx = NestCx {
+            base,
+            states: IndexMap::new(),
+            groups: IndexMap::new(),
+            stores: n.stores.clone(),
+            streaming: false,
+            tree_ops: IndexMap::new(),
+            lanes: IndexMap::new(),
+            lane_groups: IndexMap::new(),
+            halves: None,
+            peel: None,
+            stream_vals: IndexMap::new(),
+            chunk,
+            fresh: IndexMap::new(),
+            limits: IndexMap::new(),
+            scratch: None,
+            skip: IndexSet::new(),
+        };
         let owned = owned_by(&n.root.body, None);
         self.init_states(&owned, &mut nx)?;
-        let streams = n.stores.iter().any(|s| s.mode == StoreMode::Streaming);
+        if let Some(c) = chunk {
+            self.chunk_states(n, c, &owned, starts, &mut nx)?;
+        }
+        let streams = nx.stores.iter().any(|s| s.mode == StoreMode::Streaming);
         match (streams, n.streaming_from) {
             (true, Some(from)) => {
                 // Two versions of the loops: streaming stores for outputs too
@@ -216,46 +292,354 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         let mut out = vec![];
         for l in &owned {
-            out.extend(self.finish_state(l, &nx)?);
+            let mut vals = self.finish_state(l, &nx)?;
+            if let LoopBody::Scan { outs, .. } = l {
+                for (v, slot) in outs.iter().zip(nx.states[&state_key(l)][0].clone()) {
+                    vals.push((*v, self.b.build_load(reg_ty(self.cx, self.f.var(*v).ty.prim()), slot, "carried")?));
+                }
+            }
+            let has = match nx.fresh.get(&state_key(l)) {
+                Some(h) => Some(self.b.build_load(self.cx.bool_type(), *h, "has")?.into_int_value()),
+                None => None,
+            };
+            out.push(End { leaf: l.clone(), vals, has });
         }
         Ok(out)
+    }
+
+    /// How the nest-owned states of a chunk start, past `init_states`:
+    /// folds other than lanes start empty in every chunk but the first (it
+    /// has the initial value), and so do a first pass's scans; a second
+    /// pass's scans and filters resume from `starts` at the chunk's entry,
+    /// a filter up to the next entry. A first pass stores nothing and runs
+    /// only what its totals need.
+    fn chunk_states(&mut self, n: &LoopNest, c: Chunk<'ctx>, owned: &[LoopBody], starts: &Tables<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let first = self.b.build_int_compare(IntPredicate::EQ, c.index, i64t.const_zero(), "first_chunk")?;
+        let at = |g: &mut Self, v: VarId, k: IntValue<'ctx>| -> R<BasicValueEnum<'ctx>> {
+            let (table, t) = starts[&v];
+            let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[k], "start")? };
+            let x = g.b.build_load(t, ep, "start")?;
+            g.from_mem(x, g.f.var(v).ty.prim())
+        };
+        for l in owned {
+            let key = state_key(l);
+            match (l, c.pass) {
+                (LoopBody::ManyToOne { acc: Accumulate::Chain | Accumulate::Tree(_), .. }, _) | (LoopBody::Scan { .. }, Pass::Totals) => {
+                    let h = self.entry_alloca(cx.bool_type().into(), &format!("{}.has", self.name(key)))?;
+                    self.b.build_store(h, first)?;
+                    nx.fresh.insert(key, h);
+                }
+                (LoopBody::Scan { outs, .. }, Pass::Resume) => {
+                    for (v, slot) in outs.iter().zip(nx.states[&key][0].clone()) {
+                        let x = at(self, *v, c.index)?;
+                        self.b.build_store(slot, x)?;
+                    }
+                }
+                (LoopBody::Filter { count, .. }, Pass::Resume) => {
+                    let x = at(self, *count, c.index)?;
+                    self.b.build_store(nx.states[&key][0][0], x)?;
+                    let next = self.b.build_int_add(c.index, i64t.const_int(1, false), "next_chunk")?;
+                    let limit = at(self, *count, next)?.into_int_value();
+                    nx.limits.insert(key, limit);
+                }
+                _ => {}
+            }
+        }
+        match c.pass {
+            Pass::Totals => {
+                nx.stores.clear();
+                let pass = TotalsPass::new(n);
+                for l in n.root.body.leaves() {
+                    if !pass.runs(l) {
+                        nx.skip.insert(leaf_key(l));
+                    }
+                }
+            }
+            Pass::Resume => nx.scratch = Some(self.entry_alloca(i64t.into(), "masked_store")?),
+            Pass::Only => {}
+        }
+        Ok(())
     }
 
     /// A parallel nest (docs/strategy.md, "Parallel loops"): its loops go
     /// into a chunk function that runs positions `lo..hi` of the root loop,
     /// which the runtime calls once per chunk on its workers
-    /// (`afc_rt_parallel`). The folds the nest owns leave one partial result
-    /// per chunk, combined here in index order; the first failing chunk's
-    /// error becomes the call's.
+    /// (`afc_rt_parallel`). The state the nest owns leaves one partial
+    /// result per chunk, combined here in index order; the first failing
+    /// chunk's error becomes the call's. A two-pass nest first runs every
+    /// chunk for the totals of its carried states (`Pass::Totals`), combines
+    /// them into each chunk's start, then runs the chunks from those.
     fn parallel_nest(&mut self, n: &LoopNest, par: Parallel) -> R<()> {
         let cx = self.cx;
         let i64t = cx.i64_type();
-        let ptr = cx.ptr_type(Default::default());
         let extent = self.size_expr(&n.root.extent)?;
         let owned = owned_by(&n.root.body, None);
-        // One partial result per chunk and fold result, in memory form.
-        let mut partials: IndexMap<VarId, (PointerValue<'ctx>, BasicTypeEnum<'ctx>)> = IndexMap::new();
+        // Per state variable a table of partial results (or starts), per
+        // state that starts empty whether each chunk's holds a value.
+        let mut tables = Tables::new();
+        let mut has: IndexMap<VarId, PointerValue<'ctx>> = IndexMap::new();
         for l in &owned {
-            if let LoopBody::ManyToOne { results, .. } = l {
-                for r in results {
-                    let t = mem_ty(cx, self.f.var(*r).ty.prim());
-                    let slot = self.entry_alloca(t.array_type(MAX_CHUNKS as u32).into(), &format!("{}.partials", self.name(*r)))?;
-                    partials.insert(*r, (slot, t));
-                }
+            for v in l.state_vars() {
+                let t = mem_ty(cx, self.f.var(v).ty.prim());
+                let slot = self.entry_alloca(t.array_type(MAX_CHUNKS as u32 + 1).into(), &format!("{}.partials", self.name(v)))?;
+                tables.insert(v, (slot, t));
+            }
+            if matches!(l, LoopBody::ManyToOne { acc: Accumulate::Chain | Accumulate::Tree(_), .. } | LoopBody::Scan { .. }) {
+                let slot = self.entry_alloca(cx.i8_type().array_type(MAX_CHUNKS as u32).into(), &format!("{}.has", self.name(state_key(l))))?;
+                has.insert(state_key(l), slot);
             }
         }
 
-        // The chunk function: the body generated once to learn what it
-        // takes from this function, then with those values as parameters,
-        // called by a wrapper that loads them from the context.
-        let (first, taken) = self.chunk_body(n, &partials, None)?;
+        // Chunks of at least `grain` innermost positions and at least
+        // 1/MAX_CHUNKS of the root loop; a multiple of CHUNK_QUANTUM when
+        // the nest streams. Only sizes decide it, never the workers.
+        let one = i64t.const_int(1, false);
+        let inside = self.positions_inside(&n.root.body)?;
+        let by_grain = self.ceil_div(i64t.const_int(par.grain, false), inside)?;
+        let by_count = self.ceil_div(extent, i64t.const_int(MAX_CHUNKS, false))?;
+        let mut size = self.max(by_grain, by_count)?;
+        size = self.max(size, one)?;
+        if n.stores.iter().any(|s| s.mode == StoreMode::Streaming) {
+            let q = i64t.const_int(CHUNK_QUANTUM, false);
+            size = self.ceil_div(size, q)?;
+            size = self.b.build_int_mul(size, q, "chunk")?;
+        }
+        let chunks = self.ceil_div(extent, size)?;
+
+        // A two-pass nest: the totals, then each chunk's start. If a chunk
+        // of the first pass fails, the second runs up to that chunk only:
+        // the first error in index order may be one only it can see.
+        let mut reach = extent;
+        let mut first_fault = None;
+        if par.two_pass {
+            let (body, ctx) = self.chunk_fn(n, Pass::Totals, &tables, &has)?;
+            let fault = self.entry_alloca(i64t.array_type(4).into(), "first_pass_fault")?;
+            let k = self.b.build_call(self.runtime_fn("afc_rt_parallel_until"), &[body.into(), ctx.into(), extent.into(), size.into(), fault.into()], "failed_chunk")?;
+            let k = k.try_as_basic_value().basic().expect("afc_rt_parallel_until returns a chunk").into_int_value();
+            let failed = self.b.build_int_compare(IntPredicate::SGE, k, i64t.const_zero(), "first_pass_failed")?;
+            let upto = self.b.build_int_add(k, one, "upto")?;
+            let used = self.b.build_select(failed, upto, chunks, "chunks_used")?.into_int_value();
+            let end = self.b.build_int_mul(used, size, "reach")?;
+            let end = self.min(end, extent)?;
+            reach = self.b.build_select(failed, end, extent, "reach")?.into_int_value();
+            self.carry_starts(&owned, &tables, &has, used)?;
+            first_fault = Some((failed, fault));
+        }
+        let pass = if par.two_pass { Pass::Resume } else { Pass::Only };
+        let (body, ctx) = self.chunk_fn(n, pass, &tables, &has)?;
+        let rc = self.b.build_call(self.runtime_fn("afc_rt_parallel"), &[body.into(), ctx.into(), reach.into(), size.into()], "rc")?.try_as_basic_value().basic().expect("afc_rt_parallel returns a code").into_int_value();
+        let zero32 = cx.i32_type().const_zero();
+        if let Some((failed, fault)) = first_fault {
+            // The second pass checks everything the first does, so it fails
+            // too; should it not, the first pass's error stands.
+            let quiet = self.b.build_and(failed, self.b.build_int_compare(IntPredicate::EQ, rc, zero32, "ok")?, "quiet")?;
+            let (report, go_on) = (self.new_block("first_pass_error"), self.new_block("second_pass_done"));
+            self.b.build_conditional_branch(quiet, report, go_on)?;
+            self.b.position_at_end(report);
+            let field = |g: &mut Self, k: u64, t: BasicTypeEnum<'ctx>| -> R<BasicValueEnum<'ctx>> {
+                let p = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), fault, &[i64t.const_int(k, false)], "fault")? };
+                Ok(g.b.build_load(t, p, "fault")?)
+            };
+            let args = [field(self, 0, cx.i32_type().into())?, field(self, 8, cx.ptr_type(Default::default()).into())?, field(self, 16, i64t.into())?, field(self, 24, i64t.into())?];
+            let args: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
+            let code = self.b.build_call(self.runtime_fn("afc_rt_error"), &args, "code")?.try_as_basic_value().basic().expect("afc_rt_error returns a code");
+            self.b.build_store(self.code_slot, code)?;
+            self.b.build_unconditional_branch(self.fail_bb)?;
+            self.b.position_at_end(go_on);
+        }
+        let failed = self.b.build_int_compare(IntPredicate::NE, rc, zero32, "failed")?;
+        let (err, ok) = (self.new_block("chunk_failed"), self.new_block("chunks_done"));
+        self.b.build_conditional_branch(failed, err, ok)?;
+        self.b.position_at_end(err);
+        self.b.build_store(self.code_slot, rc)?;
+        self.b.build_unconditional_branch(self.fail_bb)?;
+        self.b.position_at_end(ok);
+
+        // Each fold: the first chunk's partial (which started from the
+        // initial value) combined with the others' in index order, skipping
+        // a chunk whose partial holds nothing. A filter's count: the sum of
+        // the chunks' (a two-pass nest has it from its starts).
+        let positive = self.b.build_int_compare(IntPredicate::SGT, extent, i64t.const_zero(), "some")?;
+        for l in &owned {
+            match l {
+                LoopBody::ManyToOne { results, init, op, .. } => {
+                    let mut accs = vec![];
+                    for (r, z) in results.iter().zip(init) {
+                        let (slot, t) = tables[r];
+                        let prim = self.f.var(*r).ty.prim();
+                        let acc = self.entry_alloca(reg_ty(cx, prim), &format!("{}.acc", self.name(*r)))?;
+                        let p0 = self.b.build_load(t, slot, "partial")?;
+                        let p0 = self.from_mem(p0, prim)?;
+                        let z = self.operand(z);
+                        let v = self.b.build_select(positive, p0, z, "acc")?;
+                        self.b.build_store(acc, v)?;
+                        accs.push((acc, slot, t, prim));
+                    }
+                    let has = has.get(&state_key(l)).copied();
+                    self.counted("combine", one, chunks, 1, &mut |g, c| {
+                        let (add, next) = (g.new_block("combine.add"), g.new_block("combine.next"));
+                        let some = match has {
+                            Some(h) => {
+                                let ep = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), h, &[c], "has")? };
+                                let h = g.b.build_load(cx.i8_type(), ep, "has")?.into_int_value();
+                                g.b.build_int_compare(IntPredicate::NE, h, cx.i8_type().const_zero(), "has")?
+                            }
+                            None => cx.bool_type().const_int(1, false),
+                        };
+                        g.b.build_conditional_branch(some, add, next)?;
+                        g.b.position_at_end(add);
+                        let mut args = vec![];
+                        for (acc, _, _, prim) in &accs {
+                            args.push(g.b.build_load(reg_ty(g.cx, *prim), *acc, "acc")?);
+                        }
+                        for (_, slot, t, prim) in &accs {
+                            let ep = unsafe { g.b.build_in_bounds_gep(*t, *slot, &[c], "partial")? };
+                            let p = g.b.build_load(*t, ep, "partial")?;
+                            args.push(g.from_mem(p, *prim)?);
+                        }
+                        let sum = g.lambda(op, &args)?;
+                        for ((acc, ..), x) in accs.iter().zip(sum) {
+                            g.b.build_store(*acc, x)?;
+                        }
+                        g.b.build_unconditional_branch(next)?;
+                        g.b.position_at_end(next);
+                        Ok(())
+                    })?;
+                    for (r, (acc, _, _, prim)) in results.iter().zip(&accs) {
+                        let v = self.b.build_load(reg_ty(cx, *prim), *acc, &self.name(*r))?;
+                        self.scalars.insert(*r, v);
+                    }
+                }
+                LoopBody::Filter { count, .. } => {
+                    let (slot, t) = tables[count];
+                    let v = if par.two_pass {
+                        let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[chunks], "count")? };
+                        self.b.build_load(t, ep, &self.name(*count))?.into_int_value()
+                    } else {
+                        let sum = self.entry_alloca(i64t.into(), &format!("{}.sum", self.name(*count)))?;
+                        self.b.build_store(sum, i64t.const_zero())?;
+                        self.counted("count", i64t.const_zero(), chunks, 1, &mut |g, c| {
+                            let ep = unsafe { g.b.build_in_bounds_gep(t, slot, &[c], "count")? };
+                            let x = g.b.build_load(t, ep, "count")?.into_int_value();
+                            let s = g.b.build_load(i64t, sum, "sum")?.into_int_value();
+                            g.b.build_store(sum, g.b.build_int_add(s, x, "sum")?)?;
+                            Ok(())
+                        })?;
+                        self.b.build_load(i64t, sum, &self.name(*count))?.into_int_value()
+                    };
+                    self.scalars.insert(*count, v.into());
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Between a two-pass nest's passes: each carried state's table of
+    /// chunk totals (of the first `used` chunks) becomes its table of
+    /// starts, in place — the first chunk's is the initial value, each later
+    /// one's the state after the chunks before it (a scan's totals combined
+    /// in chunk order, a filter's counts summed, the sum after the last
+    /// chunk stored after it).
+    fn carry_starts(&mut self, owned: &[LoopBody], tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, used: IntValue<'ctx>) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        for l in owned {
+            match l {
+                LoopBody::Scan { dir, init, op, outs, .. } => {
+                    let prims: Vec<Prim> = outs.iter().map(|v| self.f.var(*v).ty.prim()).collect();
+                    let mut running = vec![];
+                    for (v, p) in outs.iter().zip(&prims) {
+                        running.push(self.entry_alloca(reg_ty(cx, *p), &format!("{}.running", self.name(*v)))?);
+                    }
+                    let init: Vec<BasicValueEnum<'ctx>> = init.iter().map(|o| self.operand(o)).collect();
+                    let h = has[&state_key(l)];
+                    self.counted("starts", i64t.const_zero(), used, 1, &mut |g, c| {
+                        let is_first = g.b.build_int_compare(IntPredicate::EQ, c, i64t.const_zero(), "first")?;
+                        let mut total = vec![];
+                        let mut cur = vec![];
+                        for (((v, p), r), z) in outs.iter().zip(&prims).zip(&running).zip(&init) {
+                            let (slot, t) = tables[v];
+                            let ep = unsafe { g.b.build_in_bounds_gep(t, slot, &[c], "total")? };
+                            let x = g.b.build_load(t, ep, "total")?;
+                            total.push(g.from_mem(x, *p)?);
+                            let now = g.b.build_load(reg_ty(g.cx, *p), *r, "running")?;
+                            cur.push(now);
+                            let start = g.b.build_select(is_first, *z, now, "start")?;
+                            let m = g.to_mem(start)?;
+                            g.b.build_store(ep, m)?;
+                        }
+                        // The first chunk's total already holds the initial
+                        // value; a later one's is added if it holds anything.
+                        // (The last chunk's total starts nothing: after a
+                        // failure in the first pass it is not there.)
+                        let (combine, take, check, step, next) = (g.new_block("starts.combine"), g.new_block("starts.take"), g.new_block("starts.check"), g.new_block("starts.step"), g.new_block("starts.next"));
+                        let c1 = g.b.build_int_add(c, i64t.const_int(1, false), "next")?;
+                        let more = g.b.build_int_compare(IntPredicate::SLT, c1, used, "more")?;
+                        g.b.build_conditional_branch(more, combine, next)?;
+                        g.b.position_at_end(combine);
+                        g.b.build_conditional_branch(is_first, take, check)?;
+                        g.b.position_at_end(take);
+                        for (r, x) in running.iter().zip(&total) {
+                            g.b.build_store(*r, *x)?;
+                        }
+                        g.b.build_unconditional_branch(next)?;
+                        g.b.position_at_end(check);
+                        let ep = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), h, &[c], "has")? };
+                        let some = g.b.build_load(cx.i8_type(), ep, "has")?.into_int_value();
+                        let some = g.b.build_int_compare(IntPredicate::NE, some, cx.i8_type().const_zero(), "has")?;
+                        g.b.build_conditional_branch(some, step, next)?;
+                        g.b.position_at_end(step);
+                        let args: Vec<BasicValueEnum<'ctx>> = if *dir == ScanKind::Right { total.iter().chain(&cur).copied().collect() } else { cur.iter().chain(&total).copied().collect() };
+                        for (r, x) in running.iter().zip(g.lambda(op, &args)?) {
+                            g.b.build_store(*r, x)?;
+                        }
+                        g.b.build_unconditional_branch(next)?;
+                        g.b.position_at_end(next);
+                        Ok(())
+                    })?;
+                }
+                LoopBody::Filter { count, .. } => {
+                    let (slot, t) = tables[count];
+                    let running = self.entry_alloca(i64t.into(), &format!("{}.running", self.name(*count)))?;
+                    self.b.build_store(running, i64t.const_zero())?;
+                    self.counted("offsets", i64t.const_zero(), used, 1, &mut |g, c| {
+                        let ep = unsafe { g.b.build_in_bounds_gep(t, slot, &[c], "count")? };
+                        let x = g.b.build_load(t, ep, "count")?.into_int_value();
+                        let now = g.b.build_load(i64t, running, "offset")?.into_int_value();
+                        g.b.build_store(ep, now)?;
+                        g.b.build_store(running, g.b.build_int_add(now, x, "offset")?)?;
+                        Ok(())
+                    })?;
+                    let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[used], "count")? };
+                    let total = self.b.build_load(i64t, running, "count")?;
+                    self.b.build_store(ep, total)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The chunk function of one pass of a parallel nest (its body
+    /// generated once to learn what it takes from this function, then with
+    /// those values as parameters, called by a wrapper that loads them from
+    /// a context) and that context, filled here.
+    fn chunk_fn(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let ptr = cx.ptr_type(Default::default());
+        let (first, taken) = self.chunk_body(n, pass, tables, has, None)?;
         unsafe { first.delete() };
-        let (body, again) = self.chunk_body(n, &partials, Some(&taken))?;
+        let (body, again) = self.chunk_body(n, pass, tables, has, Some(&taken))?;
         if again.len() != taken.len() {
             afc_ir::ice::fail("codegen", "a chunk function's second pass took other values than its first", &format!("cluster {}: {} then {}", n.cluster, taken.len(), again.len()));
         }
         let fty = cx.void_type().fn_type(&[ptr.into(), i64t.into(), i64t.into(), i64t.into(), ptr.into()], false);
-        let func = self.m.add_function(&format!("{}.nest{}", self.f.name, n.cluster), fty, Some(Linkage::Internal));
+        let suffix = if pass == Pass::Totals { ".totals" } else { "" };
+        let func = self.m.add_function(&format!("{}.nest{}{}", self.f.name, n.cluster, suffix), fty, Some(Linkage::Internal));
         let kind = Attribute::get_named_enum_kind_id;
         func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
         func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("frame-pointer", "none"));
@@ -269,110 +653,40 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         w.build_call(body, &args, "")?;
         w.build_return(None)?;
-        let taken: Vec<BasicValueEnum<'ctx>> = taken.into_iter().map(|(v, _)| v).collect();
 
         // The context: the values the chunks take, in slot order.
         let ctx = self.entry_alloca(i64t.array_type(taken.len().max(1) as u32).into(), "ctx")?;
-        for (k, v) in taken.iter().enumerate() {
+        for (k, (v, _)) in taken.iter().enumerate() {
             let slot = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), ctx, &[i64t.const_int(8 * k as u64, false)], "ctx")? };
             self.b.build_store(slot, *v)?;
         }
-        // Chunks of at least `grain` innermost positions and at least
-        // 1/MAX_CHUNKS of the root loop; a multiple of CHUNK_QUANTUM when
-        // the nest streams. Only sizes decide it, never the workers.
-        let one = i64t.const_int(1, false);
-        let ceil_div = |g: &mut Self, a: IntValue<'ctx>, b: IntValue<'ctx>| -> R<IntValue<'ctx>> {
-            let q = g.b.build_int_signed_div(a, b, "q")?;
-            let r = g.b.build_int_signed_rem(a, b, "r")?;
-            let up = g.b.build_int_compare(IntPredicate::SGT, r, i64t.const_zero(), "up")?;
-            g.b.build_int_add(q, g.b.build_int_z_extend(up, i64t, "up")?, "ceil")
-        };
-        let max = |g: &mut Self, a: IntValue<'ctx>, b: IntValue<'ctx>| -> R<IntValue<'ctx>> {
-            let gt = g.b.build_int_compare(IntPredicate::SGT, a, b, "gt")?;
-            Ok(g.b.build_select(gt, a, b, "max")?.into_int_value())
-        };
-        let inside = self.positions_inside(&n.root.body)?;
-        let by_grain = ceil_div(self, i64t.const_int(par.grain, false), inside)?;
-        let by_count = ceil_div(self, extent, i64t.const_int(MAX_CHUNKS, false))?;
-        let mut size = max(self, by_grain, by_count)?;
-        size = max(self, size, one)?;
-        if n.stores.iter().any(|s| s.mode == StoreMode::Streaming) {
-            let q = i64t.const_int(CHUNK_QUANTUM, false);
-            size = ceil_div(self, size, q)?;
-            size = self.b.build_int_mul(size, q, "chunk")?;
-        }
-        let body = func.as_global_value().as_pointer_value();
-        let rc = self.b.build_call(self.runtime_fn("afc_rt_parallel"), &[body.into(), ctx.into(), extent.into(), size.into()], "rc")?.try_as_basic_value().basic().expect("afc_rt_parallel returns a code").into_int_value();
-        let failed = self.b.build_int_compare(IntPredicate::NE, rc, cx.i32_type().const_zero(), "failed")?;
-        let (err, ok) = (self.new_block("chunk_failed"), self.new_block("chunks_done"));
-        self.b.build_conditional_branch(failed, err, ok)?;
-        self.b.position_at_end(err);
-        self.b.build_store(self.code_slot, rc)?;
-        self.b.build_unconditional_branch(self.fail_bb)?;
-        self.b.position_at_end(ok);
-
-        // Each fold: the first chunk's partial (which started from the
-        // initial value) combined with the others' in index order.
-        let positive = self.b.build_int_compare(IntPredicate::SGT, extent, i64t.const_zero(), "some")?;
-        let chunks = ceil_div(self, extent, size)?;
-        for l in &owned {
-            let LoopBody::ManyToOne { results, init, op, .. } = l else { continue };
-            let mut accs = vec![];
-            for (r, z) in results.iter().zip(init) {
-                let (slot, t) = partials[r];
-                let prim = self.f.var(*r).ty.prim();
-                let acc = self.entry_alloca(reg_ty(cx, prim), &format!("{}.acc", self.name(*r)))?;
-                let p0 = self.b.build_load(t, slot, "partial")?;
-                let p0 = self.from_mem(p0, prim)?;
-                let z = self.operand(z);
-                let v = self.b.build_select(positive, p0, z, "acc")?;
-                self.b.build_store(acc, v)?;
-                accs.push((acc, slot, t, prim));
-            }
-            self.counted("combine", one, chunks, 1, &mut |g, c| {
-                let mut args = vec![];
-                for (acc, _, _, prim) in &accs {
-                    args.push(g.b.build_load(reg_ty(g.cx, *prim), *acc, "acc")?);
-                }
-                for (_, slot, t, prim) in &accs {
-                    let ep = unsafe { g.b.build_in_bounds_gep(*t, *slot, &[c], "partial")? };
-                    let p = g.b.build_load(*t, ep, "partial")?;
-                    args.push(g.from_mem(p, *prim)?);
-                }
-                let next = g.lambda(op, &args)?;
-                for ((acc, ..), x) in accs.iter().zip(next) {
-                    g.b.build_store(*acc, x)?;
-                }
-                Ok(())
-            })?;
-            for (r, (acc, _, _, prim)) in results.iter().zip(&accs) {
-                let v = self.b.build_load(reg_ty(cx, *prim), *acc, &self.name(*r))?;
-                self.scalars.insert(*r, v);
-            }
-        }
-        Ok(())
+        Ok((func.as_global_value().as_pointer_value(), ctx))
     }
 
-    /// A parallel nest's body as a function of the chunk `(index, lo, hi,
-    /// fault)`: first (`params` none) taking the values it uses from a
-    /// context, to learn which; then with one parameter per value the first
-    /// pass took (`noalias` for arrays and the fault), inlined into the
-    /// wrapper. Returns the function and the values it took, in order.
+    /// One pass of a parallel nest's body as a function of the chunk
+    /// `(index, lo, hi, fault)`: first (`params` none) taking the values it
+    /// uses from a context, to learn which; then with one parameter per
+    /// value the first pass took (`noalias` for arrays and the fault),
+    /// inlined into the wrapper. It leaves what the pass makes in the
+    /// tables: partial results of folds (and, in one pass, filter counts),
+    /// or a first pass's totals of scans and filter counts. Returns the
+    /// function and the values it took, in order.
     #[allow(clippy::type_complexity)]
-    fn chunk_body(&mut self, n: &LoopNest, partials: &IndexMap<VarId, (PointerValue<'ctx>, BasicTypeEnum<'ctx>)>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
+    fn chunk_body(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let ptr = cx.ptr_type(Default::default());
         let kind = Attribute::get_named_enum_kind_id;
+        let name = format!("{}.nest{}{}", self.f.name, n.cluster, if pass == Pass::Totals { ".totals" } else { "" });
         let func = match params {
             None => {
                 let fty = cx.void_type().fn_type(&[i64t.into(), i64t.into(), i64t.into(), ptr.into(), ptr.into()], false);
-                self.m.add_function(&format!("{}.nest{}.scan", self.f.name, n.cluster), fty, Some(Linkage::Internal))
+                self.m.add_function(&format!("{}.scan", name), fty, Some(Linkage::Internal))
             }
             Some(ps) => {
                 let mut tys: Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>> = vec![i64t.into(), i64t.into(), i64t.into(), ptr.into()];
                 tys.extend(ps.iter().map(|(v, _)| inkwell::types::BasicMetadataTypeEnum::from(v.get_type())));
-                let f = self.m.add_function(&format!("{}.nest{}.body", self.f.name, n.cluster), cx.void_type().fn_type(&tys, false), Some(Linkage::Internal));
+                let f = self.m.add_function(&format!("{}.body", name), cx.void_type().fn_type(&tys, false), Some(Linkage::Internal));
                 f.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("alwaysinline"), 0));
                 f.add_attribute(AttributeLoc::Param(3), cx.create_enum_attribute(kind("noalias"), 0));
                 for (k, (_, array)) in ps.iter().enumerate() {
@@ -393,7 +707,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let br = at.build_unconditional_branch(start)?;
         at.position_before(&br);
         let arg = |k: u32| func.get_nth_param(k).expect("the chunk function's parameters");
-        let chunk = Chunk { index: arg(0).into_int_value(), lo: arg(1).into_int_value(), hi: arg(2).into_int_value() };
+        let chunk = Chunk { index: arg(0).into_int_value(), lo: arg(1).into_int_value(), hi: arg(2).into_int_value(), pass };
         let (ctx, params_of) = match params {
             None => (Some((arg(4).into_pointer_value(), at)), IndexMap::new()),
             Some(ps) => (None, ps.iter().enumerate().map(|(k, (v, _))| (*v, arg(4 + k as u32))).collect()),
@@ -403,18 +717,61 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         g.labels = n.labels.clone();
         g.outline = Some(outline);
         g.b.position_at_end(start);
-        for (v, x) in g.run_nest(n, Some(chunk))? {
-            let (slot, t) = partials[&v];
-            let base = g.take(slot.into(), true).into_pointer_value();
-            let ep = unsafe { g.b.build_in_bounds_gep(t, base, &[chunk.index], "partial")? };
-            let m = g.to_mem(x)?;
-            g.b.build_store(ep, m)?;
+        let carried = |l: &LoopBody| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. });
+        let mut starts = Tables::new();
+        if pass == Pass::Resume {
+            for l in owned_by(&n.root.body, None).iter().filter(|l| carried(l)) {
+                for v in l.state_vars() {
+                    let (slot, t) = tables[&v];
+                    starts.insert(v, (g.take(slot.into(), true).into_pointer_value(), t));
+                }
+            }
+        }
+        for e in g.run_nest(n, Some(chunk), &starts)? {
+            let keep = match pass {
+                Pass::Only => !matches!(e.leaf, LoopBody::Scan { .. }),
+                Pass::Totals => carried(&e.leaf),
+                Pass::Resume => !carried(&e.leaf),
+            };
+            if !keep {
+                continue;
+            }
+            for (v, x) in e.vals {
+                let (slot, t) = tables[&v];
+                let table = g.take(slot.into(), true).into_pointer_value();
+                let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[chunk.index], "partial")? };
+                let m = g.to_mem(x)?;
+                g.b.build_store(ep, m)?;
+            }
+            if let Some(h) = e.has {
+                let table = g.take(has[&state_key(&e.leaf)].into(), true).into_pointer_value();
+                let ep = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), table, &[chunk.index], "has")? };
+                g.b.build_store(ep, g.b.build_int_z_extend(h, cx.i8_type(), "has")?)?;
+            }
         }
         g.b.build_unconditional_branch(done)?;
         g.b.position_at_end(done);
         g.b.build_return(None)?;
         let taken = g.outline.take().expect("the chunk's outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
         Ok((func, taken))
+    }
+
+    fn ceil_div(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let i64t = self.cx.i64_type();
+        let q = self.b.build_int_signed_div(a, b, "q")?;
+        let r = self.b.build_int_signed_rem(a, b, "r")?;
+        let up = self.b.build_int_compare(IntPredicate::SGT, r, i64t.const_zero(), "up")?;
+        Ok(self.b.build_int_add(q, self.b.build_int_z_extend(up, i64t, "up")?, "ceil")?)
+    }
+
+    fn max(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let gt = self.b.build_int_compare(IntPredicate::SGT, a, b, "gt")?;
+        Ok(self.b.build_select(gt, a, b, "max")?.into_int_value())
+    }
+
+    fn min(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let lt = self.b.build_int_compare(IntPredicate::SLT, a, b, "lt")?;
+        Ok(self.b.build_select(lt, a, b, "min")?.into_int_value())
     }
 
     /// Innermost positions per position of a loop with body `b`: the
@@ -618,7 +975,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             };
             let mut loops = outer.map(|o| o.loops.clone()).unwrap_or_default();
             loops.push((l.index, k, extent));
-            Ok(Pos { i, last: Some(last), total, loops, lane, trip, mask: outer.and_then(|o| o.mask), mirrored: None })
+            Ok(Pos { i, last: Some(last), total, loops, lane, trip, mask: outer.and_then(|o| o.mask), mirrored: None, limit: None })
         };
         if l.paired {
             // Positions k and n-1-k in one trip, then the middle one.
@@ -746,16 +1103,61 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 level = next;
             }
             let slots = nx.states[&key][0].clone();
+            let group = level.remove(0);
+            if nx.fresh.contains_key(&key) {
+                self.fresh_or(key, &slots, &group, None, nx, &mut |g, acc| {
+                    let args: Vec<BasicValueEnum> = acc.iter().chain(&group).copied().collect();
+                    g.lambda(&op, &args)
+                })?;
+                continue;
+            }
             let mut args = vec![];
             for (s, v) in slots.iter().zip(&results) {
                 args.push(self.b.build_load(reg_ty(self.cx, self.f.var(*v).ty.prim()), *s, "acc")?);
             }
-            args.extend(level.remove(0));
+            args.extend(group);
             let next = self.lambda(&op, &args)?;
             for (s, v) in slots.iter().zip(next) {
                 self.b.build_store(*s, v)?;
             }
         }
+        Ok(())
+    }
+
+    /// Steps a state that may still be empty (`NestCx::fresh`): while it
+    /// is, the element `xs` becomes the state and `step` (the operator on
+    /// the state and the element) is not run — it may fail on a value that
+    /// is not there. Under a `mask` only a kept element counts.
+    fn fresh_or(&mut self, key: VarId, slots: &[PointerValue<'ctx>], xs: &[BasicValueEnum<'ctx>], mask: Option<IntValue<'ctx>>, nx: &NestCx<'ctx>, step: &mut dyn FnMut(&mut Self, &[BasicValueEnum<'ctx>]) -> R<Vec<BasicValueEnum<'ctx>>>) -> R<()> {
+        let h = nx.fresh[&key];
+        let has = self.b.build_load(self.cx.bool_type(), h, "has")?.into_int_value();
+        let (go, first, join) = (self.new_block("step"), self.new_block("first"), self.new_block("stepped"));
+        self.b.build_conditional_branch(has, go, first)?;
+        let load = |g: &mut Self| -> R<Vec<BasicValueEnum<'ctx>>> { slots.iter().zip(xs).map(|(s, x)| g.b.build_load(x.get_type(), *s, "acc")).collect() };
+        self.b.position_at_end(first);
+        let old = load(self)?;
+        for ((s, x), a) in slots.iter().zip(xs).zip(&old) {
+            let v = match mask {
+                Some(m) => self.b.build_select(m, *x, *a, "first")?,
+                None => *x,
+            };
+            self.b.build_store(*s, v)?;
+        }
+        self.b.build_store(h, mask.unwrap_or(self.cx.bool_type().const_int(1, false)))?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(go);
+        let acc = load(self)?;
+        let mut next = step(self, &acc)?;
+        if let Some(m) = mask {
+            for (n, a) in next.iter_mut().zip(&acc) {
+                *n = self.b.build_select(m, *n, *a, "kept_acc")?;
+            }
+        }
+        for (s, v) in slots.iter().zip(next) {
+            self.b.build_store(*s, v)?;
+        }
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
         Ok(())
     }
 
@@ -852,6 +1254,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.body(first, pos, elems, nx)?;
                 self.body(then, pos, elems, nx)
             }
+            Body::Leaf(l, _) if nx.skip.contains(&leaf_key(l)) => Ok(()),
             Body::When { filter, then, .. } => match &**filter {
                 Body::Leaf(l @ LoopBody::Filter { .. }, _) => self.filter(l, Some(then), pos, elems, nx),
                 _ => unreachable!("loops::verify: When is guarded by a filter"),
@@ -987,12 +1390,20 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
             LoopBody::Scan { dir, reads, op, outs, .. } => {
                 let slots = nx.states[&state_key(l)][0].clone();
+                let xs = reads.iter().map(|r| self.element(*r, pos, o, nx, elems)).collect::<R<Vec<_>>>()?;
+                if nx.fresh.contains_key(&state_key(l)) {
+                    // A first pass's total: its outputs are skipped.
+                    let dir = *dir;
+                    return self.fresh_or(state_key(l), &slots, &xs, pos.mask, nx, &mut |g, acc| {
+                        let args: Vec<BasicValueEnum> = if dir == ScanKind::Right { xs.iter().chain(acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
+                        g.lambda(op, &args)
+                    });
+                }
                 let mut acc = vec![];
                 for (r, slot) in outs.iter().zip(&slots) {
                     let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
                     acc.push(self.b.build_load(t, *slot, "acc")?);
                 }
-                let xs = reads.iter().map(|r| self.element(*r, pos, o, nx, elems)).collect::<R<Vec<_>>>()?;
                 let args: Vec<BasicValueEnum> =
                     if *dir == ScanKind::Right { xs.iter().chain(&acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
                 let mut next = self.lambda(op, &args)?;
@@ -1053,6 +1464,20 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     return Ok(());
                 }
                 let row = nx.states[&key][0].clone();
+                if nx.fresh.contains_key(&key) {
+                    // A later chunk's fold: its first element is its state.
+                    if let (Some(m), Some(ids)) = (pos.mask, &ids) {
+                        for (x, (_, c)) in xs.iter_mut().zip(ids) {
+                            let id = self.konst(*c);
+                            *x = self.b.build_select(m, *x, id, "kept_or_identity")?;
+                        }
+                    }
+                    let mask = if ids.is_some() { None } else { pos.mask };
+                    return self.fresh_or(key, &row, &xs, mask, nx, &mut |g, acc| {
+                        let args: Vec<BasicValueEnum> = acc.iter().chain(&xs).copied().collect();
+                        g.lambda(op, &args)
+                    });
+                }
                 let mut args = vec![];
                 for (r, slot) in results.iter().zip(&row) {
                     let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
@@ -1108,7 +1533,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let cursor = nx.states[&state_key(l)][0][0];
         let j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
         // At the sub-rate the position is the cursor (filters run in order).
-        let sub = |mask| Pos { i: j, last: None, total: j, loops: pos.loops.clone(), lane: pos.lane, trip: false, mask, mirrored: None };
+        let limit = nx.limits.get(&state_key(l)).copied();
+        let sub = |mask| Pos { i: j, last: None, total: j, loops: pos.loops.clone(), lane: pos.lane, trip: false, mask, mirrored: None, limit };
         // Values made under the guard are this sub-rate's own.
         let mut inner: Elems<'ctx> = Elems::default();
         if *write == FilterWrite::Compact {
@@ -1258,6 +1684,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     nx.stream_vals.entry(*o).or_default().push(m);
                     continue;
                 }
+                let ep = match (pos.mask, pos.limit, nx.scratch) {
+                    (Some(_), Some(limit), Some(scratch)) => {
+                        let mine = self.b.build_int_compare(IntPredicate::SLT, pos.i, limit, "in_chunk")?;
+                        self.b.build_select(mine, ep, scratch, "q")?.into_pointer_value()
+                    }
+                    _ => ep,
+                };
                 let st = self.b.build_store(ep, m)?;
                 self.scope(st, pos, order, nx);
             }

@@ -28,7 +28,7 @@ mod verify;
 
 pub use parse::parse;
 pub use print::print;
-pub use verify::{block_fallible, parallel_blocker, reorderable, verify, CombineOp};
+pub use verify::{block_fallible, parallel_blocker, reorderable, two_pass, verify, CombineOp, StartDependent, TotalsPass};
 
 use crate::diag::{SourceFile, Span};
 use crate::labelled::{Block, Callee, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};
@@ -210,6 +210,16 @@ impl LoopBody {
             _ => None,
         }
     }
+    /// The variables the body's state is kept in: a fold's results, a
+    /// scan's carried values (one per output), a filter's count.
+    pub fn state_vars(&self) -> Vec<VarId> {
+        match self {
+            LoopBody::ManyToOne { results, .. } => results.clone(),
+            LoopBody::Scan { outs, .. } => outs.clone(),
+            LoopBody::Filter { count, .. } => vec![*count],
+            _ => vec![],
+        }
+    }
     pub fn state_mut(&mut self) -> Option<&mut StateOwner> {
         match self {
             LoopBody::ManyToOne { state, .. } | LoopBody::Filter { state, .. } | LoopBody::Scan { state, .. } => Some(state),
@@ -375,6 +385,13 @@ pub struct Parallel {
     /// is at least `grain` positions of the root loop divided by the
     /// positions of the loops inside it).
     pub grain: u64,
+    /// Chunks after the first start from state carried over the chunks
+    /// before them — a scan's value, a filter's cursor where kept elements
+    /// are stored — so the nest runs twice: a first pass computes each
+    /// chunk's total (stores off), their running combination in chunk order
+    /// gives each chunk its start, and the second pass runs from those.
+    /// Exactly when `two_pass` says.
+    pub two_pass: bool,
 }
 
 /// The most chunks a parallel nest is cut into (the runtime's

@@ -694,7 +694,13 @@ impl Parser {
         let cluster = self.int()? as usize;
         let parallel = if self.eat("parallel") {
             self.expect("grain")?;
-            Some(Parallel { grain: self.int()? })
+            let grain = self.int()?;
+            let two_pass = self.eat("two");
+            if two_pass {
+                self.expect("-")?;
+                self.expect("pass")?;
+            }
+            Some(Parallel { grain, two_pass })
         } else {
             None
         };

@@ -399,7 +399,7 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, top: bo
                 let v = V { f, nest: n, in_memory };
                 let elements = v.looop(&n.root, &mut vec![])?;
                 if let Some(p) = n.parallel {
-                    parallel(n, p)?;
+                    parallel(&f.vars, n, p)?;
                 }
                 for s in &n.stores {
                     let produced_here = n.root.body.leaves().iter().any(|l| l.array_outs().contains(&s.array))
@@ -432,36 +432,166 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, top: bo
 }
 
 /// A parallel nest runs its root loop in chunks on several workers, each
-/// chunk from its first position.
-fn parallel(n: &LoopNest, p: Parallel) -> Result<(), String> {
+/// chunk from its first position; in two passes exactly when it carries
+/// state that its stores depend on.
+fn parallel(vars: &[VarInfo], n: &LoopNest, p: Parallel) -> Result<(), String> {
     if p.grain == 0 {
         return Err(format!("cluster {} is parallel with grain 0", n.cluster));
     }
-    match parallel_blocker(n) {
-        Some(why) => Err(format!("cluster {} is parallel {}", n.cluster, why)),
-        None => Ok(()),
+    if let Some(why) = parallel_blocker(vars, n) {
+        return Err(format!("cluster {} is parallel {}", n.cluster, why));
+    }
+    match (p.two_pass, two_pass(n)) {
+        (false, true) => Err(format!("cluster {} is parallel in one pass but carries a scan or a stored filter's cursor across chunks", n.cluster)),
+        (true, false) => Err(format!("cluster {} is parallel in two passes but carries nothing across chunks", n.cluster)),
+        _ => Ok(()),
     }
 }
 
-/// Why a nest cannot run in chunks, if it cannot: something in it depends
-/// on the positions before a chunk. Folds the nest owns combine per-chunk
-/// partial results in index order, so they must be lanes (an operator afc
-/// may reorder, with an identity to start each chunk from). The strategy
-/// pass asks the same question before it marks a nest parallel.
-pub fn parallel_blocker(n: &LoopNest) -> Option<String> {
+/// Why a nest cannot run in chunks, if it cannot: a scatter's
+/// read-modify-write of its destination follows the sequential order, and a
+/// paired loop walks both ends at once. Everything else can: folds the nest
+/// owns leave per-chunk partial results combined in index order (lanes start
+/// each chunk from the identity, other folds from the chunk's first
+/// element); scans and filters carry their state over in two passes
+/// (`two_pass`). The strategy pass asks the same question before it marks a
+/// nest parallel.
+pub fn parallel_blocker(vars: &[VarInfo], n: &LoopNest) -> Option<String> {
     if n.root.paired {
         return Some("and paired".into());
     }
     for l in n.root.body.leaves() {
         match l {
-            LoopBody::Filter { name, .. } | LoopBody::Scan { name, .. } | LoopBody::Scatter { name, .. } => {
-                return Some(format!("but '{}' depends on every position before it", name));
-            }
-            LoopBody::ManyToOne { name, state: None, acc, .. } if !matches!(acc, Accumulate::Lanes(_)) => {
-                return Some(format!("but fold '{}' does not use lanes, so it has no per-chunk partial results", name));
+            LoopBody::Scatter { name, .. } => return Some(format!("but scatter '{}' updates its destination in index order", name)),
+            // Partial results (or totals) of two chunks combine with the
+            // operator only if it takes two states: a fold of elements of
+            // another type into its accumulator runs in index order.
+            LoopBody::ManyToOne { name, state: None, acc: Accumulate::Chain | Accumulate::Tree(_), .. } | LoopBody::Scan { name, state: None, .. } if !combinable(vars, l) => {
+                return Some(format!("but '{}' combines elements of another type into its state", name));
             }
             _ => {}
         }
     }
-    None
+    // A first pass cannot total a scan or count a filter whose input
+    // depends on where another scan starts: that is only known after it.
+    let dep = StartDependent::new(n);
+    let mut blocked = None;
+    n.root.body.visit(&mut |b| {
+        if let Body::Leaf(l @ (LoopBody::Scan { state: None, .. } | LoopBody::Filter { state: None, .. }), o) = b {
+            if blocked.is_none() && dep.leaf(l, *o) {
+                blocked = Some(format!("but '{}' depends on the values of a scan before it", l.name()));
+            }
+        }
+    });
+    blocked
+}
+
+/// What a two-pass nest's first pass runs: the scans and filters the nest
+/// owns, and the leaves that make what they read (streamed, or the index
+/// arrays of the positions they run at). Everything else — stores, folds,
+/// work at a sub-rate that feeds no count — waits for the second pass.
+pub struct TotalsPass {
+    arrays: IndexSet<VarId>,
+}
+
+impl TotalsPass {
+    pub fn new(n: &LoopNest) -> TotalsPass {
+        let mut made = vec![];
+        n.root.body.visit(&mut |b| {
+            if let Body::Leaf(l, o) = b {
+                made.push((l, *o));
+            }
+        });
+        let mut pass = TotalsPass { arrays: IndexSet::new() };
+        // Consumers come after their producers: walk backwards.
+        for (l, o) in made.into_iter().rev() {
+            if pass.runs(l) {
+                pass.arrays.extend(l.reads().iter().copied());
+                let mut order = o;
+                for _ in 0..=n.labels.len() {
+                    let Some(g) = n.labels.iter().find(|g| g.label == order) else { break };
+                    if let LabelIndex::Arrays(ix) = &g.index {
+                        pass.arrays.extend(ix.iter().copied());
+                    }
+                    order = g.order;
+                }
+            }
+        }
+        pass
+    }
+
+    /// Whether the first pass runs leaf `l`.
+    pub fn runs(&self, l: &LoopBody) -> bool {
+        matches!(l, LoopBody::Scan { state: None, .. } | LoopBody::Filter { state: None, .. }) || l.array_outs().iter().any(|a| self.arrays.contains(a))
+    }
+}
+
+/// Whether a fold's or scan's operator can combine two of its states: each
+/// element has the type of the state it is combined into.
+fn combinable(vars: &[VarInfo], l: &LoopBody) -> bool {
+    let (reads, state) = (l.reads(), l.state_vars());
+    let ty = |v: VarId| vars[v.0 as usize].ty.prim();
+    reads.len() == state.len() && reads.iter().zip(&state).all(|(a, b)| ty(*a) == ty(*b))
+}
+
+/// The parts of a nest whose values depend on where the scans it owns
+/// start: the scans' outputs and everything computed from them (streamed,
+/// or at positions they give). A two-pass nest's first pass, which does not
+/// know the starts yet, skips those leaves.
+pub struct StartDependent<'a> {
+    nest: &'a LoopNest,
+    arrays: IndexSet<VarId>,
+}
+
+impl<'a> StartDependent<'a> {
+    pub fn new(nest: &'a LoopNest) -> StartDependent<'a> {
+        let mut dep = StartDependent { nest, arrays: IndexSet::new() };
+        let mut made = vec![];
+        nest.root.body.visit(&mut |b| {
+            if let Body::Leaf(l, o) = b {
+                made.push((l, *o));
+            }
+        });
+        // Producers come before their consumers in execution order.
+        for (l, o) in made {
+            if matches!(l, LoopBody::Scan { state: None, .. }) || dep.leaf(l, o) {
+                dep.arrays.extend(l.array_outs());
+            }
+        }
+        dep
+    }
+
+    /// Whether leaf `l`, run in order `o`, reads a start-dependent element.
+    pub fn leaf(&self, l: &LoopBody, o: Order) -> bool {
+        l.reads().iter().any(|r| self.arrays.contains(r)) || self.order(o, 0)
+    }
+
+    /// Whether the positions of order `o` come from start-dependent indices.
+    fn order(&self, o: Order, depth: usize) -> bool {
+        if o < 2 || depth > self.nest.labels.len() {
+            return false;
+        }
+        match self.nest.labels.iter().find(|g| g.label == o) {
+            Some(GatherIndex { index: LabelIndex::Arrays(ix), order, .. }) => ix.iter().any(|v| self.arrays.contains(v)) || self.order(*order, depth + 1),
+            Some(g) => self.order(g.order, depth + 1),
+            None => false,
+        }
+    }
+}
+
+/// Whether a nest, run in chunks, needs a first pass to learn each chunk's
+/// starting state: it owns a scan (every output depends on the carried
+/// value), or a filter whose kept elements, or anything computed at its
+/// sub-rate, are stored at its cursor. A filter that only feeds folds needs
+/// no start: its per-chunk counts are summed like a fold's partials.
+pub fn two_pass(n: &LoopNest) -> bool {
+    let stored = |ls: &[&LoopBody]| ls.iter().any(|l| l.array_outs().iter().any(|o| n.stored(*o)));
+    let mut need = false;
+    n.root.body.visit(&mut |b| match b {
+        Body::Leaf(LoopBody::Scan { state: None, .. }, _) => need = true,
+        Body::Leaf(l @ LoopBody::Filter { state: None, .. }, _) => need |= stored(&[l]),
+        Body::When { filter, then, .. } if matches!(&**filter, Body::Leaf(LoopBody::Filter { state: None, .. }, _)) => need |= stored(&then.leaves()),
+        _ => {}
+    });
+    need
 }

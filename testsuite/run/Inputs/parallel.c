@@ -65,11 +65,80 @@ static size_t run_all(int64_t n, int t, double *xs, int64_t *is, char *out) {
     memcpy(out + len, &tot, 8); len += 8;
 
     afc_i64_1d k = {NULL, {0}};
-    int64_t ks;
+    int64_t ks, cks = 0, nk = 0;
     if (kept(ix, &k, &ks)) fail("kept", n, t);
-    memcpy(out + len, &ks, 8); len += 8;
+    for (int64_t i = 0; i < n; i++)
+        if (is[i] % 3 == 0) {
+            if (nk >= k.shape[0] || k.data[nk++] != is[i]) fail("kept's values", n, t);
+            cks += is[i];
+        }
+    if (nk != k.shape[0] || ks != cks) fail("kept's count and sum", n, t);
     afc_free(k.data);
+
+    /* Scans (integers: exactly C's on any number of workers). */
+    afc_i64_1d s1 = {NULL, {0}}, s2 = {NULL, {0}}, s3 = {NULL, {0}};
+    if (sums(ix, &s1, &s2, &s3)) fail("sums", n, t);
+    int64_t run = 5, best = -100, back = 0;
+    for (int64_t i = 0; i < n; i++) {
+        run += is[i];
+        if (s1.data[i] != run || s2.data[i] != best) fail("sums' values", n, t);
+        best = is[i] > best ? is[i] : best;
+    }
+    for (int64_t i = n - 1; i >= 0; i--) {
+        back += is[i];
+        if (s3.data[i] != back) fail("scanr's values", n, t);
+    }
+    afc_free(s1.data); afc_free(s2.data); afc_free(s3.data);
+
+    int64_t *ms = malloc((size_t)(n + 1) * 8);
+    for (int64_t i = 0; i < n; i++) ms[i] = is[i] % 5 - 2;
+    afc_i64_1d m = {ms, {n}}, a0 = {NULL, {0}}, a1 = {NULL, {0}};
+    if (affine(m, ix, &a0, &a1)) fail("affine", n, t);
+    uint64_t p0 = 1, p1 = 0;
+    for (int64_t i = 0; i < n; i++) {
+        p1 = p1 * (uint64_t)ms[i] + (uint64_t)is[i];
+        p0 *= (uint64_t)ms[i];
+        if ((uint64_t)a0.data[i] != p0 || (uint64_t)a1.data[i] != p1) fail("affine's values", n, t);
+    }
+    afc_free(a0.data); afc_free(a1.data);
+    free(ms);
+
+    afc_i64_1d r = {NULL, {0}};
+    if (runs(ix, &r)) fail("runs", n, t);
+    int64_t nr = 0, acc = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (is[i] > 0) {
+            acc += is[i];
+            if (nr >= r.shape[0] || r.data[nr++] != acc) fail("runs' values", n, t);
+        }
+    if (nr != r.shape[0]) fail("runs' length", n, t);
+    afc_free(r.data);
+
+    int64_t mx, at, cmx = -INT64_MAX, cat = -1;
+    if (argmax(ix, &mx, &at)) fail("argmax", n, t);
+    for (int64_t i = 0; i < n; i++)
+        if (is[i] > cmx) cmx = is[i], cat = i;
+    if (mx != cmx || at != cat) fail("argmax's values", n, t);
     return len;
+}
+
+/* walk: the first pass checks xs[is[i]] only; the second also xs[p], p a
+ * running sum of ds. The error reported is the first in index order. */
+static void walk_error(int64_t n, int64_t bad_p, int64_t bad_i) {
+    int64_t *xs = malloc((size_t)n * 8), *ds = calloc((size_t)n, 8), *is = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++) xs[i] = i, is[i] = i;
+    ds[bad_p] = -10 * n;
+    is[bad_i] = -7;
+    char want[128];
+    snprintf(want, sizeof want, "index %lld, length %lld", (long long)(bad_p < bad_i ? -10 * n : -7), (long long)n);
+    for (int wi = 0; wi < 4; wi++) {
+        afc_set_num_threads(workers[wi]);
+        afc_i64_1d x = {xs, {n}}, d = {ds, {n}}, ix = {is, {n}}, out = {NULL, {0}};
+        int64_t before = afc_live_count();
+        if (walk(x, d, ix, &out) != AFC_ERR_INDEX || !strstr(afc_last_error(), want) || out.data != NULL || afc_live_count() != before)
+            fail(want, n, workers[wi]);
+    }
+    free(xs); free(ds); free(is);
 }
 
 /* A bad index at each of `bad` (in this order), to check the reported one is
@@ -152,6 +221,11 @@ int main(void) {
     first_error(5000, b3, 1);
     first_error(256000, b4, 2);
     first_error(300000, b5, 3);
+    walk_error(5000, 1500, 3000);
+    walk_error(5000, 1500, 1200);
+    walk_error(5000, 500, 200);
+    walk_error(5000, 4999, 4998);
+    walk_error(300000, 1500, 299999);
     printf("first errors in index order\n");
 
     afc_set_num_threads(2);
