@@ -108,8 +108,9 @@ pub(super) struct End<'ctx> {
     has: Option<IntValue<'ctx>>,
 }
 
-/// Per variable of a nest's state, a table of `MAX_CHUNKS + 1` entries in
-/// memory form: partial results per chunk, or carried starts.
+/// Per variable of a nest's state, a table of `MAX_CHUNKS + 2` entries in
+/// memory form: partial results per chunk, or carried starts (and the
+/// state after the last chunk; a filter's count after that).
 type Tables<'ctx> = IndexMap<VarId, (PointerValue<'ctx>, BasicTypeEnum<'ctx>)>;
 
 /// A leaf's identity in a nest: its first output (or result, or count).
@@ -383,7 +384,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         for l in &owned {
             for v in l.state_vars() {
                 let t = mem_ty(cx, self.f.var(v).ty.prim());
-                let slot = self.entry_alloca(t.array_type(MAX_CHUNKS as u32 + 1).into(), &format!("{}.partials", self.name(v)))?;
+                let slot = self.entry_alloca(t.array_type(MAX_CHUNKS as u32 + 2).into(), &format!("{}.partials", self.name(v)))?;
                 tables.insert(v, (slot, t));
             }
             if matches!(l, LoopBody::ManyToOne { acc: Accumulate::Chain | Accumulate::Tree(_), .. } | LoopBody::Scan { .. }) {
@@ -414,6 +415,46 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let mut reach = extent;
         let mut first_fault = None;
         if par.two_pass {
+            // In one chunk the first pass would only double the work: the
+            // run pass goes over everything as one chunk from the initial
+            // states (a filter's cursor bounded by the extent, which every
+            // count is within). So it does on one worker when every state
+            // is exact (no float): one chunk or many give the same bits.
+            let small = self.b.build_int_compare(IntPredicate::SLE, chunks, one, "one_chunk")?;
+            let exact = owned.iter().all(|l| l.state_vars().iter().all(|v| !self.f.var(*v).ty.prim().is_float()));
+            let single = if exact {
+                let threads = self.b.build_call(self.runtime_fn("afc_get_num_threads"), &[], "threads")?.try_as_basic_value().basic().expect("afc_get_num_threads returns a count").into_int_value();
+                let alone = self.b.build_int_compare(IntPredicate::SLE, threads, cx.i32_type().const_int(1, false), "one_worker")?;
+                self.b.build_or(alone, small, "single")?
+            } else {
+                small
+            };
+            let (single_bb, multi_bb, join) = (self.new_block("one_pass"), self.new_block("two_passes"), self.new_block("passes_planned"));
+            self.b.build_conditional_branch(single, single_bb, multi_bb)?;
+            self.b.position_at_end(single_bb);
+            for l in &owned {
+                match l {
+                    LoopBody::Scan { outs, init, .. } => {
+                        for (v, z) in outs.iter().zip(init) {
+                            let (slot, _) = tables[v];
+                            let z = self.operand(z);
+                            let m = self.to_mem(z)?;
+                            self.b.build_store(slot, m)?;
+                        }
+                    }
+                    LoopBody::Filter { count, .. } => {
+                        let (slot, t) = tables[count];
+                        self.b.build_store(slot, i64t.const_zero())?;
+                        let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[one], "limit")? };
+                        self.b.build_store(ep, extent)?;
+                    }
+                    _ => {}
+                }
+            }
+            let whole = self.max(extent, one)?;
+            let single_end = self.b.get_insert_block().expect("a block");
+            self.b.build_unconditional_branch(join)?;
+            self.b.position_at_end(multi_bb);
             let (body, ctx) = self.chunk_fn(n, Pass::Totals, &tables, &has)?;
             let fault = self.entry_alloca(i64t.array_type(4).into(), "first_pass_fault")?;
             let k = self.b.build_call(self.runtime_fn("afc_rt_parallel_until"), &[body.into(), ctx.into(), extent.into(), size.into(), fault.into()], "failed_chunk")?;
@@ -425,8 +466,29 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let end = self.min(end, extent)?;
             reach = self.b.build_select(failed, end, extent, "reach")?.into_int_value();
             self.carry_starts(&owned, &tables, &has, used)?;
+            let multi_end = self.b.get_insert_block().expect("a block");
+            self.b.build_unconditional_branch(join)?;
+            self.b.position_at_end(join);
+            let phi = |g: &mut Self, a: IntValue<'ctx>, b: IntValue<'ctx>, name: &str| -> R<IntValue<'ctx>> {
+                let p = g.b.build_phi(a.get_type(), name)?;
+                p.add_incoming(&[(&a, single_end), (&b, multi_end)]);
+                Ok(p.as_basic_value().into_int_value())
+            };
+            size = phi(self, whole, size, "chunk")?;
+            reach = phi(self, extent, reach, "reach")?;
+            let failed = phi(self, cx.bool_type().const_zero(), failed, "first_pass_failed")?;
             first_fault = Some((failed, fault));
+            // The run pass's last chunk leaves each filter's count after the
+            // table (none runs for an empty loop).
+            for l in &owned {
+                if let LoopBody::Filter { count, .. } = l {
+                    let (slot, t) = tables[count];
+                    let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
+                    self.b.build_store(ep, i64t.const_zero())?;
+                }
+            }
         }
+        let chunks = self.ceil_div(extent, size)?;
         let pass = if par.two_pass { Pass::Resume } else { Pass::Only };
         let (body, ctx) = self.chunk_fn(n, pass, &tables, &has)?;
         let rc = self.b.build_call(self.runtime_fn("afc_rt_parallel"), &[body.into(), ctx.into(), reach.into(), size.into()], "rc")?.try_as_basic_value().basic().expect("afc_rt_parallel returns a code").into_int_value();
@@ -515,7 +577,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 LoopBody::Filter { count, .. } => {
                     let (slot, t) = tables[count];
                     let v = if par.two_pass {
-                        let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[chunks], "count")? };
+                        let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
                         self.b.build_load(t, ep, &self.name(*count))?.into_int_value()
                     } else {
                         let sum = self.entry_alloca(i64t.into(), &format!("{}.sum", self.name(*count)))?;
@@ -727,7 +789,22 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
         }
+        let extent = g.size_expr(&n.root.extent)?;
         for e in g.run_nest(n, Some(chunk), &starts)? {
+            if let (LoopBody::Filter { count, .. }, Pass::Resume) = (&e.leaf, pass) {
+                // The last chunk's cursor is the filter's count.
+                let (last, rest) = (g.new_block("last_chunk"), g.new_block("counted"));
+                let is_last = g.b.build_int_compare(IntPredicate::EQ, chunk.hi, extent, "last")?;
+                g.b.build_conditional_branch(is_last, last, rest)?;
+                g.b.position_at_end(last);
+                let (slot, t) = tables[count];
+                let table = g.take(slot.into(), true).into_pointer_value();
+                let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
+                g.b.build_store(ep, e.vals[0].1)?;
+                g.b.build_unconditional_branch(rest)?;
+                g.b.position_at_end(rest);
+                continue;
+            }
             let keep = match pass {
                 Pass::Only => !matches!(e.leaf, LoopBody::Scan { .. }),
                 Pass::Totals => carried(&e.leaf),

@@ -114,6 +114,11 @@ static size_t run_all(int64_t n, int t, double *xs, int64_t *is, char *out) {
     if (nr != r.shape[0]) fail("runs' length", n, t);
     afc_free(r.data);
 
+    afc_f64_1d fr = {NULL, {0}};
+    if (running(x, &fr)) fail("running", n, t);
+    memcpy(out + len, fr.data, (size_t)n * 8); len += (size_t)n * 8;
+    afc_free(fr.data);
+
     int64_t mx, at, cmx = -INT64_MAX, cat = -1;
     if (argmax(ix, &mx, &at)) fail("argmax", n, t);
     for (int64_t i = 0; i < n; i++)
@@ -203,7 +208,7 @@ int main(void) {
     for (int si = 0; si < NSIZES; si++) {
         int64_t n = sizes[si];
         if (getenv("SMALL") && n > 300001) break;
-        size_t cap = (size_t)n * 8 + 64;
+        size_t cap = (size_t)n * 16 + 64;
         char *ref = malloc(cap), *got = malloc(cap);
         size_t len = run_all(n, 1, xs, is, ref);
         for (int wi = 1; wi < 4; wi++) {
