@@ -232,15 +232,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
         }
-        // A scatter starts from a copy of its destination.
-        for l in &leaves {
-            if let LoopBody::Scatter { dest, outs, .. } = l {
-                for (d, o) in dest.iter().zip(outs) {
-                    let src = self.array_ptr(*d)?;
-                    let bytes = self.bytes(*d)?;
-                    self.b.build_memcpy(base[o], 1, src, 1, bytes)?;
-                }
-            }
+        // A scatter starts from a copy of its destination (made once, by
+        // the caller, for a parallel nest's chunks).
+        if chunk.is_none() {
+            self.copy_scatter_dests(&leaves)?;
         }
         let mut nx = NestCx {
             base,
@@ -376,6 +371,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let extent = self.size_expr(&n.root.extent)?;
+        let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
+        self.copy_scatter_dests(&leaves)?;
         let owned = owned_by(&n.root.body, None);
         // Per state variable a table of partial results (or starts), per
         // state that starts empty whether each chunk's holds a value.
@@ -849,6 +846,21 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     fn min(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
         let lt = self.b.build_int_compare(IntPredicate::SLT, a, b, "lt")?;
         Ok(self.b.build_select(lt, a, b, "min")?.into_int_value())
+    }
+
+    /// Each scatter's output starts as a copy of its destination.
+    fn copy_scatter_dests(&mut self, leaves: &[LoopBody]) -> R<()> {
+        for l in leaves {
+            if let LoopBody::Scatter { dest, outs, .. } = l {
+                for (d, o) in dest.iter().zip(outs) {
+                    let src = self.array_ptr(*d)?;
+                    let to = self.array_ptr(*o)?;
+                    let bytes = self.bytes(*d)?;
+                    self.b.build_memcpy(to, 1, src, 1, bytes)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Innermost positions per position of a loop with body `b`: the
@@ -1429,6 +1441,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     skip = self.b.build_or(skip, neg, "skip")?;
                     ix.push(x);
                 }
+                // The values before the branch: they may be another leaf's too.
+                let vals = src[*dims..].iter().map(|v| self.element(*v, pos, o, nx, elems)).collect::<R<Vec<_>>>()?;
                 let upd = self.new_block(&format!("{}.update", name));
                 let next = self.new_block(&format!("{}.next", name));
                 self.b.build_conditional_branch(skip, next, upd)?;
@@ -1453,9 +1467,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     args.push(self.from_mem(old, p)?);
                     ptrs.push(ep);
                 }
-                for v in &src[*dims..] {
-                    args.push(self.element(*v, pos, o, nx, elems)?);
-                }
+                args.extend(vals);
                 let rs = self.lambda(op, &args)?;
                 for (ep, v) in ptrs.iter().zip(rs) {
                     let m = self.to_mem(v)?;
@@ -1611,7 +1623,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
         // At the sub-rate the position is the cursor (filters run in order).
         let limit = nx.limits.get(&state_key(l)).copied();
-        let sub = |mask| Pos { i: j, last: None, total: j, loops: pos.loops.clone(), lane: pos.lane, trip: false, mask, mirrored: None, limit };
+        // Branch-free, every copy of an unrolled trip runs the guarded work
+        // (masked), so lane folds under it collect the trip's elements as
+        // vectors like any other; behind a branch they cannot.
+        let sub = |mask: Option<IntValue<'ctx>>| Pos { i: j, last: None, total: j, loops: pos.loops.clone(), lane: pos.lane, trip: pos.trip && mask.is_some(), mask, mirrored: None, limit };
         // Values made under the guard are this sub-rate's own.
         let mut inner: Elems<'ctx> = Elems::default();
         if *write == FilterWrite::Compact {

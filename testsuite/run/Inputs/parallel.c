@@ -119,12 +119,51 @@ static size_t run_all(int64_t n, int t, double *xs, int64_t *is, char *out) {
     memcpy(out + len, fr.data, (size_t)n * 8); len += (size_t)n * 8;
     afc_free(fr.data);
 
+    int64_t *hx = malloc((size_t)(n + 1) * 8);
+    for (int64_t i = 0; i < n; i++) hx[i] = (i * 31) % 65 - 1;
+    afc_i64_1d hix = {hx, {n}}, h1 = {NULL, {0}}, h2 = {NULL, {0}};
+    afc_bool_1d h3 = {NULL, {0}};
+    if (hist(hix, ix, &h1, &h2, &h3)) fail("hist", n, t);
+    int64_t c1[64], c2[64];
+    bool c3[64];
+    for (int j = 0; j < 64; j++) c1[j] = j, c2[j] = -5000, c3[j] = false;
+    for (int64_t i = 0; i < n; i++)
+        if (hx[i] >= 0) {
+            c1[hx[i]] += is[i];
+            c2[hx[i]] = is[i] > c2[hx[i]] ? is[i] : c2[hx[i]];
+            c3[hx[i]] = c3[hx[i]] || is[i] > 900;
+        }
+    for (int j = 0; j < 64; j++)
+        if (h1.data[j] != c1[j] || h2.data[j] != c2[j] || h3.data[j] != c3[j]) fail("hist's values", n, t);
+    afc_free(h1.data); afc_free(h2.data); afc_free(h3.data);
+    free(hx);
+
     int64_t mx, at, cmx = -INT64_MAX, cat = -1;
     if (argmax(ix, &mx, &at)) fail("argmax", n, t);
     for (int64_t i = 0; i < n; i++)
         if (is[i] > cmx) cmx = is[i], cat = i;
     if (mx != cmx || at != cat) fail("argmax's values", n, t);
     return len;
+}
+
+/* hist: indices out of range at two places; the first in index order is
+ * the one reported. */
+static void hist_error(int64_t n, int64_t b1, int64_t b2) {
+    int64_t *ix = malloc((size_t)n * 8), *ws = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++) ix[i] = i % 64, ws[i] = i;
+    ix[b1] = 64 + b1;
+    ix[b2] = 64 + b2;
+    char want[128];
+    snprintf(want, sizeof want, "index %lld, length 64", (long long)(64 + (b1 < b2 ? b1 : b2)));
+    for (int wi = 0; wi < 4; wi++) {
+        afc_set_num_threads(workers[wi]);
+        afc_i64_1d x = {ix, {n}}, w = {ws, {n}}, h1 = {NULL, {0}}, h2 = {NULL, {0}};
+        afc_bool_1d h3 = {NULL, {0}};
+        int64_t before = afc_live_count();
+        if (hist(x, w, &h1, &h2, &h3) != AFC_ERR_INDEX || !strstr(afc_last_error(), want) || h1.data != NULL || afc_live_count() != before)
+            fail(want, n, workers[wi]);
+    }
+    free(ix); free(ws);
 }
 
 /* walk: the first pass checks xs[is[i]] only; the second also xs[p], p a
@@ -226,6 +265,9 @@ int main(void) {
     first_error(5000, b3, 1);
     first_error(256000, b4, 2);
     first_error(300000, b5, 3);
+    hist_error(5000, 4000, 2500);
+    hist_error(5000, 999, 1000);
+    hist_error(300000, 299999, 150001);
     walk_error(5000, 1500, 3000);
     walk_error(5000, 1500, 1200);
     walk_error(5000, 500, 200);
