@@ -88,6 +88,10 @@ int afc_rt_parallel(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk);
  * two-pass nest uses it to learn how far its second pass must run before it
  * reports (the first error in index order may be one only that pass sees). */
 int64_t afc_rt_parallel_until(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk, afc_rt_fault *fault);
+/* The same as afc_rt_parallel, always on the calling thread, chunk after
+ * chunk in order: a two-pass nest on one worker chains its chunks instead
+ * of running a first pass. */
+int afc_rt_in_order(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk);
 /* Statistics of the allocator, for tests: allocations made so far, and
  * allocations not yet released (a leak check compares it before and after). */
 int64_t afc_alloc_count(void);

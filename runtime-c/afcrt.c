@@ -215,11 +215,11 @@ int afc_get_num_threads(void) {
 /* Runs the chunks; returns -1 when every one succeeds, else the first
  * failing chunk (which holds the failing element first in index order:
  * each chunk stops at its own first), with its fault copied to *first. */
-static int64_t run_chunks(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk, afc_rt_fault *first) {
+static int64_t run_chunks(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk, int spread, afc_rt_fault *first) {
     if (n <= 0) return -1;
     if (chunk <= 0) chunk = n;
     int64_t chunks = n / chunk + (n % chunk != 0);
-    int threads = chunks > 1 ? afc_get_num_threads() : 1;
+    int threads = spread && chunks > 1 ? afc_get_num_threads() : 1;
     if (threads > chunks) threads = (int)chunks;
     int expected = 0;
     /* (Compiled code never asks for more than AFC_RT_MAX_CHUNKS chunks;
@@ -254,10 +254,16 @@ static int64_t run_chunks(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk
 
 int afc_rt_parallel(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk) {
     afc_rt_fault fault;
-    if (run_chunks(body, ctx, n, chunk, &fault) < 0) return 0;
+    if (run_chunks(body, ctx, n, chunk, 1, &fault) < 0) return 0;
+    return afc_rt_error(fault.code, fault.where, fault.a, fault.b);
+}
+
+int afc_rt_in_order(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk) {
+    afc_rt_fault fault;
+    if (run_chunks(body, ctx, n, chunk, 0, &fault) < 0) return 0;
     return afc_rt_error(fault.code, fault.where, fault.a, fault.b);
 }
 
 int64_t afc_rt_parallel_until(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk, afc_rt_fault *fault) {
-    return run_chunks(body, ctx, n, chunk, fault);
+    return run_chunks(body, ctx, n, chunk, 1, fault);
 }

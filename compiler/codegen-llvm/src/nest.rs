@@ -130,6 +130,10 @@ pub(super) struct Chunk<'ctx> {
     lo: IntValue<'ctx>,
     hi: IntValue<'ctx>,
     pass: Pass,
+    /// A run pass whose chunks may go in order on one thread, each from
+    /// where the one before ended (then true): it leaves its carried states
+    /// for the next chunk, and bounds no store by the next chunk's start.
+    chained: Option<IntValue<'ctx>>,
 }
 
 /// The vector of `k` elements of a scalar type.
@@ -337,7 +341,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let x = at(self, *count, c.index)?;
                     self.b.build_store(nx.states[&key][0][0], x)?;
                     let next = self.b.build_int_add(c.index, i64t.const_int(1, false), "next_chunk")?;
-                    let limit = at(self, *count, next)?.into_int_value();
+                    let mut limit = at(self, *count, next)?.into_int_value();
+                    if let Some(chained) = c.chained {
+                        let none = i64t.const_int(i64::MAX as u64, false);
+                        limit = self.b.build_select(chained, none, limit, "limit")?.into_int_value();
+                    }
                     nx.limits.insert(key, limit);
                 }
                 _ => {}
@@ -411,14 +419,18 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // the first error in index order may be one only it can see.
         let mut reach = extent;
         let mut first_fault = None;
+        let mut chained = None;
         if par.two_pass {
-            // In one chunk the first pass would only double the work: the
-            // run pass goes over everything as one chunk from the initial
-            // states (a filter's cursor bounded by the extent, which every
-            // count is within). So it does on one worker when every state
-            // is exact (no float): one chunk or many give the same bits.
+            // On one worker, or in one chunk, the first pass would only
+            // double the work: the run pass's chunks go in order on the
+            // calling thread instead, each from the state the chunk before it
+            // ended in (`chained`). The chunks — so the folds' partials — are
+            // the same; an exact carried state (a filter's count, an integer
+            // scan) is the same either way, while a float scan keeps its two
+            // passes on one worker, so that its bits do not depend on the
+            // number of workers.
             let small = self.b.build_int_compare(IntPredicate::SLE, chunks, one, "one_chunk")?;
-            let exact = owned.iter().all(|l| l.state_vars().iter().all(|v| !self.f.var(*v).ty.prim().is_float()));
+            let exact = owned.iter().filter(|l| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. })).all(|l| l.state_vars().iter().all(|v| !self.f.var(*v).ty.prim().is_float()));
             let single = if exact {
                 let threads = self.b.build_call(self.runtime_fn("afc_get_num_threads"), &[], "threads")?.try_as_basic_value().basic().expect("afc_get_num_threads returns a count").into_int_value();
                 let alone = self.b.build_int_compare(IntPredicate::SLE, threads, cx.i32_type().const_int(1, false), "one_worker")?;
@@ -426,7 +438,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             } else {
                 small
             };
-            let (single_bb, multi_bb, join) = (self.new_block("one_pass"), self.new_block("two_passes"), self.new_block("passes_planned"));
+            let (single_bb, multi_bb, join) = (self.new_block("chained"), self.new_block("two_passes"), self.new_block("passes_planned"));
             self.b.build_conditional_branch(single, single_bb, multi_bb)?;
             self.b.position_at_end(single_bb);
             for l in &owned {
@@ -439,20 +451,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                             self.b.build_store(slot, m)?;
                         }
                     }
-                    LoopBody::Filter { count, .. } => {
-                        let (slot, t) = tables[count];
-                        self.b.build_store(slot, i64t.const_zero())?;
-                        let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[one], "limit")? };
-                        self.b.build_store(ep, extent)?;
-                    }
+                    LoopBody::Filter { count, .. } => self.b.build_store(tables[count].0, i64t.const_zero()).map(|_| ())?,
                     _ => {}
                 }
             }
-            let whole = self.max(extent, one)?;
             let single_end = self.b.get_insert_block().expect("a block");
             self.b.build_unconditional_branch(join)?;
             self.b.position_at_end(multi_bb);
-            let (body, ctx) = self.chunk_fn(n, Pass::Totals, &tables, &has)?;
+            let (body, ctx) = self.chunk_fn(n, Pass::Totals, &tables, &has, None)?;
             let fault = self.entry_alloca(i64t.array_type(4).into(), "first_pass_fault")?;
             let k = self.b.build_call(self.runtime_fn("afc_rt_parallel_until"), &[body.into(), ctx.into(), extent.into(), size.into(), fault.into()], "failed_chunk")?;
             let k = k.try_as_basic_value().basic().expect("afc_rt_parallel_until returns a chunk").into_int_value();
@@ -471,8 +477,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 p.add_incoming(&[(&a, single_end), (&b, multi_end)]);
                 Ok(p.as_basic_value().into_int_value())
             };
-            size = phi(self, whole, size, "chunk")?;
             reach = phi(self, extent, reach, "reach")?;
+            chained = Some(phi(self, cx.bool_type().const_int(1, false), cx.bool_type().const_zero(), "chained")?);
             let failed = phi(self, cx.bool_type().const_zero(), failed, "first_pass_failed")?;
             first_fault = Some((failed, fault));
             // The run pass's last chunk leaves each filter's count after the
@@ -487,8 +493,27 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         let chunks = self.ceil_div(extent, size)?;
         let pass = if par.two_pass { Pass::Resume } else { Pass::Only };
-        let (body, ctx) = self.chunk_fn(n, pass, &tables, &has)?;
-        let rc = self.b.build_call(self.runtime_fn("afc_rt_parallel"), &[body.into(), ctx.into(), reach.into(), size.into()], "rc")?.try_as_basic_value().basic().expect("afc_rt_parallel returns a code").into_int_value();
+        let (body, ctx) = self.chunk_fn(n, pass, &tables, &has, chained)?;
+        let run = |g: &mut Self, entry: &str| -> R<IntValue<'ctx>> {
+            Ok(g.b.build_call(g.runtime_fn(entry), &[body.into(), ctx.into(), reach.into(), size.into()], "rc")?.try_as_basic_value().basic().expect("the runtime returns a code").into_int_value())
+        };
+        let rc = match chained {
+            None => run(self, "afc_rt_parallel")?,
+            Some(chained) => {
+                let (in_order, spread, ran) = (self.new_block("in_order"), self.new_block("spread"), self.new_block("ran"));
+                self.b.build_conditional_branch(chained, in_order, spread)?;
+                self.b.position_at_end(in_order);
+                let a = run(self, "afc_rt_in_order")?;
+                self.b.build_unconditional_branch(ran)?;
+                self.b.position_at_end(spread);
+                let b = run(self, "afc_rt_parallel")?;
+                self.b.build_unconditional_branch(ran)?;
+                self.b.position_at_end(ran);
+                let rc = self.b.build_phi(cx.i32_type(), "rc")?;
+                rc.add_incoming(&[(&a, in_order), (&b, spread)]);
+                rc.as_basic_value().into_int_value()
+            }
+        };
         let zero32 = cx.i32_type().const_zero();
         if let Some((failed, fault)) = first_fault {
             // The second pass checks everything the first does, so it fails
@@ -686,13 +711,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// generated once to learn what it takes from this function, then with
     /// those values as parameters, called by a wrapper that loads them from
     /// a context) and that context, filled here.
-    fn chunk_fn(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
+    fn chunk_fn(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let ptr = cx.ptr_type(Default::default());
-        let (first, taken) = self.chunk_body(n, pass, tables, has, None)?;
+        let (first, taken) = self.chunk_body(n, pass, tables, has, chained, None)?;
         unsafe { first.delete() };
-        let (body, again) = self.chunk_body(n, pass, tables, has, Some(&taken))?;
+        let (body, again) = self.chunk_body(n, pass, tables, has, chained, Some(&taken))?;
         if again.len() != taken.len() {
             afc_ir::ice::fail("codegen", "a chunk function's second pass took other values than its first", &format!("cluster {}: {} then {}", n.cluster, taken.len(), again.len()));
         }
@@ -731,7 +756,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// or a first pass's totals of scans and filter counts. Returns the
     /// function and the values it took, in order.
     #[allow(clippy::type_complexity)]
-    fn chunk_body(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
+    fn chunk_body(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let ptr = cx.ptr_type(Default::default());
@@ -766,7 +791,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let br = at.build_unconditional_branch(start)?;
         at.position_before(&br);
         let arg = |k: u32| func.get_nth_param(k).expect("the chunk function's parameters");
-        let chunk = Chunk { index: arg(0).into_int_value(), lo: arg(1).into_int_value(), hi: arg(2).into_int_value(), pass };
+        let mut chunk = Chunk { index: arg(0).into_int_value(), lo: arg(1).into_int_value(), hi: arg(2).into_int_value(), pass, chained: None };
         let (ctx, params_of) = match params {
             None => (Some((arg(4).into_pointer_value(), at)), IndexMap::new()),
             Some(ps) => (None, ps.iter().enumerate().map(|(k, (v, _))| (*v, arg(4 + k as u32))).collect()),
@@ -776,6 +801,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         g.labels = n.labels.clone();
         g.outline = Some(outline);
         g.b.position_at_end(start);
+        chunk.chained = chained.map(|c| g.take(c.into(), false).into_int_value());
         let carried = |l: &LoopBody| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. });
         let mut starts = Tables::new();
         if pass == Pass::Resume {
@@ -787,7 +813,25 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         let extent = g.size_expr(&n.root.extent)?;
-        for e in g.run_nest(n, Some(chunk), &starts)? {
+        let ends = g.run_nest(n, Some(chunk), &starts)?;
+        if let Some(chained) = chunk.chained {
+            // Chunks run in order: the next one starts where this one ends.
+            let (write, rest) = (g.new_block("chain"), g.new_block("chained"));
+            g.b.build_conditional_branch(chained, write, rest)?;
+            g.b.position_at_end(write);
+            let next = g.b.build_int_add(chunk.index, i64t.const_int(1, false), "next_chunk")?;
+            for e in ends.iter().filter(|e| carried(&e.leaf)) {
+                for (v, x) in &e.vals {
+                    let (table, t) = starts[v];
+                    let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[next], "start")? };
+                    let m = g.to_mem(*x)?;
+                    g.b.build_store(ep, m)?;
+                }
+            }
+            g.b.build_unconditional_branch(rest)?;
+            g.b.position_at_end(rest);
+        }
+        for e in ends {
             if let (LoopBody::Filter { count, .. }, Pass::Resume) = (&e.leaf, pass) {
                 // The last chunk's cursor is the filter's count.
                 let (last, rest) = (g.new_block("last_chunk"), g.new_block("counted"));
