@@ -113,7 +113,8 @@ pub(super) struct End<'ctx> {
 /// state after the last chunk; a filter's count after that).
 type Tables<'ctx> = IndexMap<VarId, (PointerValue<'ctx>, BasicTypeEnum<'ctx>)>;
 
-/// A leaf's identity in a nest: its first output (or result, or count).
+/// A leaf's identity in a nest — for a stateful leaf, the variable its
+/// state is known by: its first output (or result, or count).
 fn leaf_key(l: &LoopBody) -> VarId {
     match l {
         LoopBody::ManyToOne { results, .. } => results[0],
@@ -152,16 +153,6 @@ trait VecOf<'ctx> {
 impl<'ctx> VecOf<'ctx> for BasicTypeEnum<'ctx> {
     fn vec_of(self, k: u32) -> inkwell::types::VectorType<'ctx> {
         vec_type(self, k)
-    }
-}
-
-/// The variable a stateful leaf's state is known by.
-fn state_key(l: &LoopBody) -> VarId {
-    match l {
-        LoopBody::ManyToOne { results, .. } => results[0],
-        LoopBody::Scan { outs, .. } => outs[0],
-        LoopBody::Filter { count, .. } => *count,
-        _ => unreachable!("only folds, scans and filters have state"),
     }
 }
 
@@ -294,11 +285,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         for l in &owned {
             let mut vals = self.finish_state(l, &nx)?;
             if let LoopBody::Scan { outs, .. } = l {
-                for (v, slot) in outs.iter().zip(nx.states[&state_key(l)][0].clone()) {
+                for (v, slot) in outs.iter().zip(nx.states[&leaf_key(l)][0].clone()) {
                     vals.push((*v, self.b.build_load(reg_ty(self.cx, self.f.var(*v).ty.prim()), slot, "carried")?));
                 }
             }
-            let has = match nx.fresh.get(&state_key(l)) {
+            let has = match nx.fresh.get(&leaf_key(l)) {
                 Some(h) => Some(self.b.build_load(self.cx.bool_type(), *h, "has")?.into_int_value()),
                 None => None,
             };
@@ -324,7 +315,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             g.from_mem(x, g.f.var(v).ty.prim())
         };
         for l in owned {
-            let key = state_key(l);
+            let key = leaf_key(l);
             match (l, c.pass) {
                 (LoopBody::ManyToOne { acc: Accumulate::Chain | Accumulate::Tree(_), .. }, _) | (LoopBody::Scan { .. }, Pass::Totals) => {
                     let h = self.entry_alloca(cx.bool_type().into(), &format!("{}.has", self.name(key)))?;
@@ -393,8 +384,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 tables.insert(v, (slot, t));
             }
             if matches!(l, LoopBody::ManyToOne { acc: Accumulate::Chain | Accumulate::Tree(_), .. } | LoopBody::Scan { .. }) {
-                let slot = self.entry_alloca(cx.i8_type().array_type(MAX_CHUNKS as u32).into(), &format!("{}.has", self.name(state_key(l))))?;
-                has.insert(state_key(l), slot);
+                let slot = self.entry_alloca(cx.i8_type().array_type(MAX_CHUNKS as u32).into(), &format!("{}.has", self.name(leaf_key(l))))?;
+                has.insert(leaf_key(l), slot);
             }
         }
 
@@ -417,81 +408,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // A two-pass nest: the totals, then each chunk's start. If a chunk
         // of the first pass fails, the second runs up to that chunk only:
         // the first error in index order may be one only it can see.
-        let mut reach = extent;
-        let mut first_fault = None;
-        let mut chained = None;
+        let (mut reach, mut first_fault, mut chained) = (extent, None, None);
         if par.two_pass {
-            // On one worker, or in one chunk, the first pass would only
-            // double the work: the run pass's chunks go in order on the
-            // calling thread instead, each from the state the chunk before it
-            // ended in (`chained`). The chunks — so the folds' partials — are
-            // the same; an exact carried state (a filter's count, an integer
-            // scan) is the same either way, while a float scan keeps its two
-            // passes on one worker, so that its bits do not depend on the
-            // number of workers.
-            let small = self.b.build_int_compare(IntPredicate::SLE, chunks, one, "one_chunk")?;
-            let exact = owned.iter().filter(|l| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. })).all(|l| l.state_vars().iter().all(|v| !self.f.var(*v).ty.prim().is_float()));
-            let single = if exact {
-                let threads = self.b.build_call(self.runtime_fn("afc_get_num_threads"), &[], "threads")?.try_as_basic_value().basic().expect("afc_get_num_threads returns a count").into_int_value();
-                let alone = self.b.build_int_compare(IntPredicate::SLE, threads, cx.i32_type().const_int(1, false), "one_worker")?;
-                self.b.build_or(alone, small, "single")?
-            } else {
-                small
-            };
-            let (single_bb, multi_bb, join) = (self.new_block("chained"), self.new_block("two_passes"), self.new_block("passes_planned"));
-            self.b.build_conditional_branch(single, single_bb, multi_bb)?;
-            self.b.position_at_end(single_bb);
-            for l in &owned {
-                match l {
-                    LoopBody::Scan { outs, init, .. } => {
-                        for (v, z) in outs.iter().zip(init) {
-                            let (slot, _) = tables[v];
-                            let z = self.operand(z);
-                            let m = self.to_mem(z)?;
-                            self.b.build_store(slot, m)?;
-                        }
-                    }
-                    LoopBody::Filter { count, .. } => self.b.build_store(tables[count].0, i64t.const_zero()).map(|_| ())?,
-                    _ => {}
-                }
-            }
-            let single_end = self.b.get_insert_block().expect("a block");
-            self.b.build_unconditional_branch(join)?;
-            self.b.position_at_end(multi_bb);
-            let (body, ctx) = self.chunk_fn(n, Pass::Totals, &tables, &has, None)?;
-            let fault = self.entry_alloca(i64t.array_type(4).into(), "first_pass_fault")?;
-            let k = self.b.build_call(self.runtime_fn("afc_rt_parallel_until"), &[body.into(), ctx.into(), extent.into(), size.into(), fault.into()], "failed_chunk")?;
-            let k = k.try_as_basic_value().basic().expect("afc_rt_parallel_until returns a chunk").into_int_value();
-            let failed = self.b.build_int_compare(IntPredicate::SGE, k, i64t.const_zero(), "first_pass_failed")?;
-            let upto = self.b.build_int_add(k, one, "upto")?;
-            let used = self.b.build_select(failed, upto, chunks, "chunks_used")?.into_int_value();
-            let end = self.b.build_int_mul(used, size, "reach")?;
-            let end = self.min(end, extent)?;
-            reach = self.b.build_select(failed, end, extent, "reach")?.into_int_value();
-            self.carry_starts(&owned, &tables, &has, used)?;
-            let multi_end = self.b.get_insert_block().expect("a block");
-            self.b.build_unconditional_branch(join)?;
-            self.b.position_at_end(join);
-            let phi = |g: &mut Self, a: IntValue<'ctx>, b: IntValue<'ctx>, name: &str| -> R<IntValue<'ctx>> {
-                let p = g.b.build_phi(a.get_type(), name)?;
-                p.add_incoming(&[(&a, single_end), (&b, multi_end)]);
-                Ok(p.as_basic_value().into_int_value())
-            };
-            reach = phi(self, extent, reach, "reach")?;
-            chained = Some(phi(self, cx.bool_type().const_int(1, false), cx.bool_type().const_zero(), "chained")?);
-            let failed = phi(self, cx.bool_type().const_zero(), failed, "first_pass_failed")?;
-            first_fault = Some((failed, fault));
-            // The run pass's last chunk leaves each filter's count after the
-            // table (none runs for an empty loop).
-            for l in &owned {
-                if let LoopBody::Filter { count, .. } = l {
-                    let (slot, t) = tables[count];
-                    let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
-                    self.b.build_store(ep, i64t.const_zero())?;
-                }
-            }
+            let (r, c, failed, fault) = self.first_pass(n, &owned, &tables, &has, extent, size, chunks)?;
+            (reach, chained, first_fault) = (r, Some(c), Some((failed, fault)));
         }
-        let chunks = self.ceil_div(extent, size)?;
         let pass = if par.two_pass { Pass::Resume } else { Pass::Only };
         let (body, ctx) = self.chunk_fn(n, pass, &tables, &has, chained)?;
         let run = |g: &mut Self, entry: &str| -> R<IntValue<'ctx>> {
@@ -561,7 +482,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         self.b.build_store(acc, v)?;
                         accs.push((acc, slot, t, prim));
                     }
-                    let has = has.get(&state_key(l)).copied();
+                    let has = has.get(&leaf_key(l)).copied();
                     self.counted("combine", one, chunks, 1, &mut |g, c| {
                         let (add, next) = (g.new_block("combine.add"), g.new_block("combine.next"));
                         let some = match has {
@@ -597,21 +518,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     }
                 }
                 LoopBody::Filter { count, .. } => {
-                    let (slot, t) = tables[count];
                     let v = if par.two_pass {
+                        let (slot, t) = tables[count];
                         let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
                         self.b.build_load(t, ep, &self.name(*count))?.into_int_value()
                     } else {
-                        let sum = self.entry_alloca(i64t.into(), &format!("{}.sum", self.name(*count)))?;
-                        self.b.build_store(sum, i64t.const_zero())?;
-                        self.counted("count", i64t.const_zero(), chunks, 1, &mut |g, c| {
-                            let ep = unsafe { g.b.build_in_bounds_gep(t, slot, &[c], "count")? };
-                            let x = g.b.build_load(t, ep, "count")?.into_int_value();
-                            let s = g.b.build_load(i64t, sum, "sum")?.into_int_value();
-                            g.b.build_store(sum, g.b.build_int_add(s, x, "sum")?)?;
-                            Ok(())
-                        })?;
-                        self.b.build_load(i64t, sum, &self.name(*count))?.into_int_value()
+                        self.offsets(*count, &tables, chunks)?
                     };
                     self.scalars.insert(*count, v.into());
                 }
@@ -619,6 +531,89 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         Ok(())
+    }
+
+    /// A two-pass nest before its run pass: the totals pass and the starts
+    /// it gives — or, on one worker or in one chunk, nothing but the first
+    /// chunk's start (the run pass then chains its chunks). Returns how far
+    /// the run pass goes, whether it chains, and whether (and how) the
+    /// totals pass failed.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn first_pass(&mut self, n: &LoopNest, owned: &[LoopBody], tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, extent: IntValue<'ctx>, size: IntValue<'ctx>, chunks: IntValue<'ctx>) -> R<(IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>, PointerValue<'ctx>)> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let one = i64t.const_int(1, false);
+        // On one worker, or in one chunk, the first pass would only
+        // double the work: the run pass's chunks go in order on the
+        // calling thread instead, each from the state the chunk before it
+        // ended in (`chained`). The chunks — so the folds' partials — are
+        // the same; an exact carried state (a filter's count, an integer
+        // scan) is the same either way, while a float scan keeps its two
+        // passes on one worker, so that its bits do not depend on the
+        // number of workers.
+        let small = self.b.build_int_compare(IntPredicate::SLE, chunks, one, "one_chunk")?;
+        let exact = owned.iter().filter(|l| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. })).all(|l| l.state_vars().iter().all(|v| !self.f.var(*v).ty.prim().is_float()));
+        let single = if exact {
+            let threads = self.b.build_call(self.runtime_fn("afc_get_num_threads"), &[], "threads")?.try_as_basic_value().basic().expect("afc_get_num_threads returns a count").into_int_value();
+            let alone = self.b.build_int_compare(IntPredicate::SLE, threads, cx.i32_type().const_int(1, false), "one_worker")?;
+            self.b.build_or(alone, small, "single")?
+        } else {
+            small
+        };
+        let (single_bb, multi_bb, join) = (self.new_block("chained"), self.new_block("two_passes"), self.new_block("passes_planned"));
+        self.b.build_conditional_branch(single, single_bb, multi_bb)?;
+        self.b.position_at_end(single_bb);
+        for l in owned {
+            match l {
+                LoopBody::Scan { outs, init, .. } => {
+                    for (v, z) in outs.iter().zip(init) {
+                        let (slot, _) = tables[v];
+                        let z = self.operand(z);
+                        let m = self.to_mem(z)?;
+                        self.b.build_store(slot, m)?;
+                    }
+                }
+                LoopBody::Filter { count, .. } => {
+                    self.b.build_store(tables[count].0, i64t.const_zero())?;
+                }
+                _ => {}
+            }
+        }
+        let single_end = self.b.get_insert_block().expect("a block");
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(multi_bb);
+        let (body, ctx) = self.chunk_fn(n, Pass::Totals, tables, has, None)?;
+        let fault = self.entry_alloca(i64t.array_type(4).into(), "first_pass_fault")?;
+        let k = self.b.build_call(self.runtime_fn("afc_rt_parallel_until"), &[body.into(), ctx.into(), extent.into(), size.into(), fault.into()], "failed_chunk")?;
+        let k = k.try_as_basic_value().basic().expect("afc_rt_parallel_until returns a chunk").into_int_value();
+        let failed = self.b.build_int_compare(IntPredicate::SGE, k, i64t.const_zero(), "first_pass_failed")?;
+        let upto = self.b.build_int_add(k, one, "upto")?;
+        let used = self.b.build_select(failed, upto, chunks, "chunks_used")?.into_int_value();
+        let end = self.b.build_int_mul(used, size, "reach")?;
+        let end = self.min(end, extent)?;
+        let reach = self.b.build_select(failed, end, extent, "reach")?.into_int_value();
+        self.carry_starts(owned, tables, has, used)?;
+        let multi_end = self.b.get_insert_block().expect("a block");
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let phi = |g: &mut Self, a: IntValue<'ctx>, b: IntValue<'ctx>, name: &str| -> R<IntValue<'ctx>> {
+            let p = g.b.build_phi(a.get_type(), name)?;
+            p.add_incoming(&[(&a, single_end), (&b, multi_end)]);
+            Ok(p.as_basic_value().into_int_value())
+        };
+        let reach = phi(self, extent, reach, "reach")?;
+        let chained = phi(self, cx.bool_type().const_int(1, false), cx.bool_type().const_zero(), "chained")?;
+        let failed = phi(self, cx.bool_type().const_zero(), failed, "first_pass_failed")?;
+        // The run pass's last chunk leaves each filter's count after the
+        // table (none runs for an empty loop).
+        for l in owned {
+            if let LoopBody::Filter { count, .. } = l {
+                let (slot, t) = tables[count];
+                let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
+                self.b.build_store(ep, i64t.const_zero())?;
+            }
+        }
+        Ok((reach, chained, failed, fault))
     }
 
     /// Between a two-pass nest's passes: each carried state's table of
@@ -639,7 +634,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         running.push(self.entry_alloca(reg_ty(cx, *p), &format!("{}.running", self.name(*v)))?);
                     }
                     let init: Vec<BasicValueEnum<'ctx>> = init.iter().map(|o| self.operand(o)).collect();
-                    let h = has[&state_key(l)];
+                    let h = has[&leaf_key(l)];
                     self.counted("starts", i64t.const_zero(), used, 1, &mut |g, c| {
                         let is_first = g.b.build_int_compare(IntPredicate::EQ, c, i64t.const_zero(), "first")?;
                         let mut total = vec![];
@@ -686,25 +681,33 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     })?;
                 }
                 LoopBody::Filter { count, .. } => {
-                    let (slot, t) = tables[count];
-                    let running = self.entry_alloca(i64t.into(), &format!("{}.running", self.name(*count)))?;
-                    self.b.build_store(running, i64t.const_zero())?;
-                    self.counted("offsets", i64t.const_zero(), used, 1, &mut |g, c| {
-                        let ep = unsafe { g.b.build_in_bounds_gep(t, slot, &[c], "count")? };
-                        let x = g.b.build_load(t, ep, "count")?.into_int_value();
-                        let now = g.b.build_load(i64t, running, "offset")?.into_int_value();
-                        g.b.build_store(ep, now)?;
-                        g.b.build_store(running, g.b.build_int_add(now, x, "offset")?)?;
-                        Ok(())
-                    })?;
-                    let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[used], "count")? };
-                    let total = self.b.build_load(i64t, running, "count")?;
-                    self.b.build_store(ep, total)?;
+                    self.offsets(*count, tables, used)?;
                 }
                 _ => {}
             }
         }
         Ok(())
+    }
+
+    /// A filter's table of the first `used` chunks' counts becomes its
+    /// offsets, in place, with the sum after them; returns the sum.
+    fn offsets(&mut self, count: VarId, tables: &Tables<'ctx>, used: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let i64t = self.cx.i64_type();
+        let (slot, t) = tables[&count];
+        let running = self.entry_alloca(i64t.into(), &format!("{}.running", self.name(count)))?;
+        self.b.build_store(running, i64t.const_zero())?;
+        self.counted("offsets", i64t.const_zero(), used, 1, &mut |g, c| {
+            let ep = unsafe { g.b.build_in_bounds_gep(t, slot, &[c], "count")? };
+            let x = g.b.build_load(t, ep, "count")?.into_int_value();
+            let now = g.b.build_load(i64t, running, "offset")?.into_int_value();
+            g.b.build_store(ep, now)?;
+            g.b.build_store(running, g.b.build_int_add(now, x, "offset")?)?;
+            Ok(())
+        })?;
+        let total = self.b.build_load(i64t, running, &self.name(count))?.into_int_value();
+        let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[used], "count")? };
+        self.b.build_store(ep, total)?;
+        Ok(total)
     }
 
     /// The chunk function of one pass of a parallel nest (its body
@@ -862,7 +865,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 g.b.build_store(ep, m)?;
             }
             if let Some(h) = e.has {
-                let table = g.take(has[&state_key(&e.leaf)].into(), true).into_pointer_value();
+                let table = g.take(has[&leaf_key(&e.leaf)].into(), true).into_pointer_value();
                 let ep = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), table, &[chunk.index], "has")? };
                 g.b.build_store(ep, g.b.build_int_z_extend(h, cx.i8_type(), "has")?)?;
             }
@@ -932,7 +935,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     fn init_states(&mut self, ls: &[LoopBody], nx: &mut NestCx<'ctx>) -> R<()> {
         let cx = self.cx;
         for l in ls {
-            let key = state_key(l);
+            let key = leaf_key(l);
             if let LoopBody::ManyToOne { results, init, op, acc: Accumulate::Lanes(k), .. } = l {
                 // Lanes are one vector per accumulator: lane 0 starts from
                 // the initial value, the others from the identity.
@@ -1037,7 +1040,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     fn finish_state(&mut self, l: &LoopBody, nx: &NestCx<'ctx>) -> R<Vec<(VarId, BasicValueEnum<'ctx>)>> {
         if let LoopBody::ManyToOne { results, op, acc: Accumulate::Lanes(k), .. } = l {
             // The lanes, combined in lane order.
-            let (slots, _) = &nx.lanes[&state_key(l)];
+            let (slots, _) = &nx.lanes[&leaf_key(l)];
             let mut vecs = vec![];
             for (s, r) in slots.iter().zip(results) {
                 let vt = reg_ty(self.cx, self.f.var(*r).ty.prim()).vec_of(*k);
@@ -1054,7 +1057,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
             return Ok(results.iter().copied().zip(acc).collect());
         }
-        let slots = &nx.states[&state_key(l)];
+        let slots = &nx.states[&leaf_key(l)];
         let load = |g: &mut Self, row: &[PointerValue<'ctx>], vars: &[VarId]| -> R<Vec<BasicValueEnum<'ctx>>> {
             row.iter().zip(vars).map(|(s, v)| g.b.build_load(reg_ty(g.cx, g.f.var(*v).ty.prim()), *s, &g.name(*v))).collect()
         };
@@ -1522,12 +1525,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Ok(())
             }
             LoopBody::Scan { dir, reads, op, outs, .. } => {
-                let slots = nx.states[&state_key(l)][0].clone();
+                let slots = nx.states[&leaf_key(l)][0].clone();
                 let xs = reads.iter().map(|r| self.element(*r, pos, o, nx, elems)).collect::<R<Vec<_>>>()?;
-                if nx.fresh.contains_key(&state_key(l)) {
+                if nx.fresh.contains_key(&leaf_key(l)) {
                     // A first pass's total: its outputs are skipped.
                     let dir = *dir;
-                    return self.fresh_or(state_key(l), &slots, &xs, pos.mask, nx, &mut |g, acc| {
+                    return self.fresh_or(leaf_key(l), &slots, &xs, pos.mask, nx, &mut |g, acc| {
                         let args: Vec<BasicValueEnum> = if dir == ScanKind::Right { xs.iter().chain(acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
                         g.lambda(op, &args)
                     });
@@ -1553,7 +1556,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.put(outs, out, pos, o, elems, nx)
             }
             LoopBody::ManyToOne { reads, op, results, acc: how, .. } => {
-                let key = state_key(l);
+                let key = leaf_key(l);
                 let mut xs = vec![];
                 for r in reads {
                     xs.push(self.element(*r, pos, o, nx, elems)?);
@@ -1663,10 +1666,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         if let Some(m) = pos.mask {
             keep = self.b.build_and(m, keep, "kept")?;
         }
-        let cursor = nx.states[&state_key(l)][0][0];
+        let cursor = nx.states[&leaf_key(l)][0][0];
         let j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
         // At the sub-rate the position is the cursor (filters run in order).
-        let limit = nx.limits.get(&state_key(l)).copied();
+        let limit = nx.limits.get(&leaf_key(l)).copied();
         // Branch-free, every copy of an unrolled trip runs the guarded work
         // (masked), so lane folds under it collect the trip's elements as
         // vectors like any other; behind a branch they cannot.
