@@ -3,6 +3,7 @@
 //! leaves no partial file), and renders diagnostics.
 
 use std::sync::Mutex;
+use crate::cluster::cost::CostModel;
 use crate::cluster::{ClusterConfig, FusionMode, IlpModel};
 use crate::pipeline::{self, Options};
 use afc_ir::diag::{render_all, SourceFile};
@@ -119,6 +120,12 @@ pub struct Cli {
     /// The ILP formulation: `edge` (edge-local, papers/002) or `pairs` (all pairs, papers/000).
     #[arg(long, value_enum, default_value = "edge")]
     pub ilp_model: IlpModel,
+    /// What the ILP minimises (docs/ilp.md, "Cost models"): `traffic`
+    /// (default), `bytes`, `robinson` (papers/000; the only one of the
+    /// all-pairs model, and its default), or papers/002's `edges`,
+    /// `arrays`, `accesses`.
+    #[arg(long, value_enum, value_name = "MODEL")]
+    pub cost: Option<CostModel>,
     /// Branch-and-bound nodes the ILP solver may explore for one function:
     /// the deterministic limit (default: scaled with the model's size,
     /// docs/ilp.md). The best clustering found is used when it is reached.
@@ -212,6 +219,14 @@ fn read_input(path: &Path) -> Result<(String, String), i32> {
 }
 
 fn run(cli: &Cli) -> Result<(), i32> {
+    let cost = match (cli.ilp_model, cli.cost) {
+        (IlpModel::Pairs, Some(c)) if c != CostModel::Robinson => {
+            eprintln!("afc: error: --ilp-model=pairs has only papers/000's cost model (--cost=robinson), not --cost={}", c.name());
+            return Err(2);
+        }
+        (IlpModel::Pairs, _) => CostModel::Robinson,
+        (IlpModel::Edge, c) => c.unwrap_or(CostModel::Traffic),
+    };
     let copts = afc_codegen_llvm::Options { opt_level: cli.opt, fast_math: cli.fast_math, target: cli.target.clone(), cpu: cli.cpu.clone(), debug: cli.debug };
     afc_codegen_llvm::check_target(&copts).map_err(|e| {
         eprintln!("afc: error: {}", e);
@@ -226,7 +241,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
     let llc = if cli.target.is_none() && native { crate::strategy::host_llc_bytes() } else { None };
     let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes: llc.unwrap_or(crate::strategy::DEFAULT_LLC_BYTES) };
     let opts = Options {
-        cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, nodes: cli.ilp_nodes, time_limit: cli.ilp_time_limit, solver: &afc_cluster_cbc::Cbc },
+        cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, cost, nodes: cli.ilp_nodes, time_limit: cli.ilp_time_limit, solver: &afc_cluster_cbc::Cbc },
         strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts), sequential: cli.sequential, grain: cli.parallel_grain },
         verify: cli.verify || cfg!(debug_assertions),
         verbose: cli.verbose,
@@ -286,7 +301,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
                         Emit::Sizes => text_out += &afc_ir::sizes::print(f, &fs.sizes),
                         Emit::Graph => text_out += &afc_ir::graph::print(f, &fs.graph, &fs.sizes),
                         Emit::Ilp => match cli.ilp_model {
-                            IlpModel::Edge => text_out += &crate::cluster::ilp::model(f, &fs.graph).lp.to_lp_format(),
+                            IlpModel::Edge => text_out += &crate::cluster::ilp::model(f, &fs.graph, opts.cluster.cost).lp.to_lp_format(),
                             IlpModel::Pairs => text_out += &crate::cluster::pairs::model(f, &fs.graph).lp.to_lp_format(),
                         },
                         Emit::FusionTree => text_out += &afc_ir::fusion::print(f, &fs.trees),

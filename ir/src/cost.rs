@@ -1,6 +1,9 @@
 //! The cost report (`--emit=cost`): per cluster and in total, the loops, the
 //! array elements read and written, as expressions in the sizes (papers/001
-//! Fig. 12: `2n0 + 2`), and the intermediate arrays written to memory.
+//! Fig. 12: `2n0 + 2`), the intermediate arrays written to memory, and the
+//! same traffic in bytes (each element weighs its type's size). The
+//! clustering ILP's cost models (`--cost`) are computed from these counts
+//! (afc::cluster::cost), so the report and the optimiser agree.
 //!
 //! Counting rules: an array streamed from memory counts its size once per
 //! cluster and traversal order, however many members read it; an array
@@ -35,7 +38,7 @@ impl Expr {
         m.sort();
         *self.terms.entry(m).or_default() += k;
     }
-    fn add(&mut self, o: &Expr) {
+    pub fn add(&mut self, o: &Expr) {
         for (s, k) in &o.terms {
             self.add_size(s, *k);
         }
@@ -59,9 +62,32 @@ impl fmt::Display for Expr {
 #[derive(Clone, Debug, Default)]
 pub struct ClusterCost {
     pub loops: usize,
+    /// Elements read and written.
     pub reads: Expr,
     pub writes: Expr,
+    /// The same traffic in bytes: each element weighs its type's size.
+    pub read_bytes: Expr,
+    pub write_bytes: Expr,
     pub intermediates: usize,
+}
+
+impl ClusterCost {
+    fn read(&mut self, shape: &[SizeId], bytes: u64) {
+        self.reads.add_size(shape, 1);
+        self.read_bytes.add_size(shape, bytes as i64);
+    }
+    fn write(&mut self, shape: &[SizeId], bytes: u64) {
+        self.writes.add_size(shape, 1);
+        self.write_bytes.add_size(shape, bytes as i64);
+    }
+    fn add(&mut self, o: &ClusterCost) {
+        self.loops += o.loops;
+        self.reads.add(&o.reads);
+        self.writes.add(&o.writes);
+        self.read_bytes.add(&o.read_bytes);
+        self.write_bytes.add(&o.write_bytes);
+        self.intermediates += o.intermediates;
+    }
 }
 
 fn indexed_arrays(b: &Block, out: &mut Vec<VarId>) {
@@ -85,6 +111,7 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
     let producers = f.producers();
     let of = c.cluster_of();
     let size = |v: VarId| sizes.of_array[&v].clone();
+    let bytes = |v: VarId| f.var(v).ty.prim().bytes();
     c.clusters
         .iter()
         .enumerate()
@@ -103,8 +130,8 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                 }
                 let mut ix = vec![];
                 indexed_arrays(&node.lambda().body, &mut ix);
-                for _ in ix {
-                    cost.reads.add_size(sizes.node_shape(*n), 1);
+                for a in ix {
+                    cost.read(sizes.node_shape(*n), bytes(a));
                 }
                 for v in node.uses_outside_stream() {
                     if !f.var(v).ty.is_array() {
@@ -118,13 +145,14 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                 for o in node.outputs() {
                     if f.var(*o).ty.is_array() {
                         if manifest.contains(o) {
-                            cost.writes.add_size(&size(*o), 1);
+                            cost.write(&size(*o), bytes(*o));
                             if !results.contains(o) {
                                 cost.intermediates += 1;
                             }
                         }
                     } else {
                         cost.writes.constant += 1;
+                        cost.write_bytes.constant += bytes(*o) as i64;
                     }
                 }
             }
@@ -134,7 +162,7 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                 None => own,
             };
             for (x, o) in &streamed {
-                cost.reads.add_size(&at(*o, size(*x)), 1);
+                cost.read(&at(*o, size(*x)), bytes(*x));
             }
             for n in members {
                 let node = f.node(*n);
@@ -143,13 +171,14 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
                 let c = node.comb();
                 for x in c.whole().iter().filter(|x| !c.streamed().contains(x)) {
                     if c.whole_read_per_element() {
-                        cost.reads.add_size(&at(ord[n.0 as usize], size(c.outputs()[0])), 1);
+                        cost.read(&at(ord[n.0 as usize], size(c.outputs()[0])), bytes(*x));
                     } else {
-                        cost.reads.add_size(&size(*x), 1);
+                        cost.read(&size(*x), bytes(*x));
                     }
                 }
             }
             cost.reads.constant += scalars_read.len() as i64;
+            cost.read_bytes.constant += scalars_read.iter().map(|v| bytes(*v) as i64).sum::<i64>();
             cost
         })
         .collect()
@@ -159,30 +188,18 @@ pub fn costs(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> Vec<C
 pub fn print(f: &Function, g: &DepGraph, sizes: &Sizes, c: &Clustering) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "fn {}", f.name);
-    let cs = costs(f, g, sizes, c);
+    let line = |cc: &ClusterCost| {
+        format!(
+            "loops {}, reads {}, writes {}, intermediate arrays {}; bytes read {}, written {}",
+            cc.loops, cc.reads, cc.writes, cc.intermediates, cc.read_bytes, cc.write_bytes
+        )
+    };
     let mut total = ClusterCost::default();
-    for (i, (cc, members)) in cs.iter().zip(&c.clusters).enumerate() {
+    for (i, (cc, members)) in costs(f, g, sizes, c).iter().zip(&c.clusters).enumerate() {
         let names: Vec<&str> = members.iter().map(|n| f.node(*n).name.as_str()).collect();
-        let _ = writeln!(
-            out,
-            "cluster {} ({}): loops {}, reads {}, writes {}, intermediate arrays {}",
-            i,
-            names.join(" "),
-            cc.loops,
-            cc.reads,
-            cc.writes,
-            cc.intermediates
-        );
-        total.loops += cc.loops;
-        total.reads.add(&cc.reads);
-        total.writes.add(&cc.writes);
-        total.intermediates += cc.intermediates;
+        let _ = writeln!(out, "cluster {} ({}): {}", i, names.join(" "), line(cc));
+        total.add(cc);
     }
-    let _ = writeln!(
-        out,
-        "total: loops {}, reads {}, writes {}, intermediate arrays {}",
-        total.loops, total.reads, total.writes, total.intermediates
-    );
+    let _ = writeln!(out, "total: {}", line(&total));
     out
 }
-

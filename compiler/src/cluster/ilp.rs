@@ -6,6 +6,7 @@
 //! do not share their reads), `m_V` (1 = array V is written to memory),
 //! `r_V_K` (1 = the K-th reader of array V reads it from memory anew).
 
+use super::cost::{may_share, CostModel, Weights};
 use super::{order_clusters, Groups};
 use afc_ir::cluster::Clustering;
 use afc_ir::graph::DepGraph;
@@ -63,8 +64,9 @@ impl Model {
     }
 }
 
-/// Builds the ILP of one function.
-pub fn model(f: &Function, g: &DepGraph) -> Model {
+/// Builds the ILP of one function: the constraints of what may fuse, and
+/// the objective of the cost model (cost.rs).
+pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
     let mut lp = Lp::default();
     let n = g.len() as f64;
     lp.comments.push(format!("clustering ILP of fn {} (edge-local model, docs/ilp.md)", f.name));
@@ -99,10 +101,7 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
     // Pairs joined by a fusion-preventing path never can (papers/000 §1.4.5).
     let mut fused_siblings = IndexMap::new();
     for &(a, b) in g.siblings().keys() {
-        if reach.preventing_path(a, b) || reach.preventing_path(b, a) {
-            continue;
-        }
-        if g.iteration[a.0 as usize] != g.iteration[b.0 as usize] {
+        if !may_share(g, &reach, a, b) {
             continue;
         }
         let s = lp.binary(format!("s_{}_{}", a.0, b.0));
@@ -283,19 +282,33 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
         }
     }
 
-    // Reads: reader k of array V reads it anew unless it is fused with V's
-    // producer or shares the read with an earlier reader (decision 6).
-    let mut traffic: Vec<(LpVar, f64)> = vec![];
+    // The objective: each variable weighs what it stands for under the
+    // cost model. Reads: reader k of array V reads it anew unless it is
+    // fused with V's producer or shares the read with an earlier reader
+    // (decision 6); a gather reads its source once per index.
+    let w = Weights::of(cost, f, g, &reach);
+    let bytes = |v: VarId| f.var(v).ty.prim().bytes();
+    let mut obj: IndexMap<LpVar, f64> = IndexMap::new();
+    let mut weigh = |v: LpVar, k: f64| {
+        if k != 0.0 {
+            *obj.entry(v).or_default() += k;
+        }
+    };
     let mut reads = vec![];
     let mut constant_reads = 0.0;
     for (v, readers) in &g.readers {
         let prod = producers[v.0 as usize];
         for (k, c) in readers.iter().enumerate() {
+            let rank = match g.gathered_order(*v, *c) {
+                Some(_) => g.sizes.shape(f.node(*c).outputs()[0]).len(),
+                None => g.sizes.shape(*v).len(),
+            };
+            let unit = w.unit(rank, bytes(*v));
             let f_k: Option<LpVar> = prod.and_then(|pr| fused_edges.get(&(pr, *c)).copied());
             if k == 0 {
                 match f_k {
-                    Some(x) => traffic.push((x, 1.0)),
-                    None => constant_reads += 1.0,
+                    Some(x) => weigh(x, unit),
+                    None => constant_reads += unit,
                 }
                 continue;
             }
@@ -318,35 +331,32 @@ pub fn model(f: &Function, g: &DepGraph) -> Model {
             }
             reads.push((r, f_k, sibs));
             lp.row(format!("read_{}_{}", v.0, k), terms, rhs, f64::INFINITY);
-            traffic.push((r, 1.0));
+            weigh(r, unit);
         }
     }
-    // Writes: one element per element of each array written to memory.
-    for m in manifest.values() {
-        traffic.push((*m, 1.0));
-    }
-
-    // Lexicographic weights: traffic, then intermediate arrays, then unfused edges and pairs.
-    let fuse_count = (fused_edges.len() + fused_siblings.len()) as f64;
-    let w_fuse = 1.0;
-    let w_manifest = fuse_count + 1.0;
-    let w_traffic = w_manifest * (manifest.len() as f64 + 1.0);
-    let mut obj: IndexMap<LpVar, f64> = IndexMap::new();
-    for (v, c) in traffic {
-        *obj.entry(v).or_default() += w_traffic * c;
-    }
+    // Writes: an array written to memory is written whole; it is an
+    // intermediate array unless it is forced.
     for (v, m) in &manifest {
-        if !g.forced_manifest.contains(v) {
-            *obj.entry(*m).or_default() += w_manifest;
-        }
+        let forced = g.forced_manifest.contains(v);
+        weigh(*m, w.unit(g.sizes.shape(*v).len(), bytes(*v)) + w.written + if forced { 0.0 } else { w.intermediate });
     }
-    for x in fused_edges.values().chain(fused_siblings.values()) {
-        *obj.entry(*x).or_default() += w_fuse;
+    for x in fused_edges.values() {
+        weigh(*x, w.edge);
+    }
+    for s in fused_siblings.values() {
+        weigh(*s, w.pair);
     }
     lp.objective = obj.into_iter().collect();
     lp.comments.push(format!(
-        "weights: traffic {} per element, intermediate array {}, unfused edge or pair {}; constant reads {}",
-        w_traffic, w_manifest, w_fuse, constant_reads
+        "cost model {}: traffic {} per {}, intermediate array {}, array written {}, unfused edge {}, unshared read {}; constant reads {}",
+        cost.name(),
+        w.traffic,
+        if cost == CostModel::Bytes { format!("byte (a dimension past the first: ×{})", super::cost::BYTES_EXTENT) } else { "element".to_string() },
+        w.intermediate,
+        w.written,
+        w.edge,
+        w.pair,
+        constant_reads
     ));
     Model { lp, pi, order, fused_edges, fused_siblings, manifest, reads }
 }
@@ -358,10 +368,11 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Cluste
     if g.is_empty() {
         return Clustering::new(vec![], "ilp: empty");
     }
-    let m = model(f, g);
+    let m = model(f, g, cfg.cost);
     let greedy = super::greedy::cluster(f, g);
     let start = m.assignment(f, g, &greedy);
-    super::solve_checked(f, g, cfg, &m.lp, "ilp", Some((&greedy, start)), |sol| {
+    let label = if cfg.cost == CostModel::Traffic { "ilp".to_string() } else { format!("ilp (cost {})", cfg.cost.name()) };
+    super::solve_checked(f, g, cfg, &m.lp, &label, Some((&greedy, start)), |sol| {
         let mut groups = Groups::new(g.len());
         for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
             if !sol.is_one(*x) {

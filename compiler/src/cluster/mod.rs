@@ -2,6 +2,7 @@
 //! own cluster, `greedy` fuses edge by edge while the result stays legal,
 //! `ilp` solves the edge-local integer linear program of docs/ilp.md.
 
+pub mod cost;
 pub mod greedy;
 pub mod ilp;
 pub mod pairs;
@@ -35,6 +36,8 @@ pub enum IlpModel {
 pub struct ClusterConfig {
     pub mode: FusionMode,
     pub model: IlpModel,
+    /// What the ILP minimises (the all-pairs model has only `robinson`).
+    pub cost: cost::CostModel,
     /// Branch-and-bound nodes the solver may explore for one function: the
     /// deterministic bound (None: scaled with the model, docs/ilp.md).
     pub nodes: Option<u64>,
