@@ -235,23 +235,31 @@ fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelle
 /// few microseconds, 2^17 simple operations some 30-60.
 const CHUNK_WORK: u64 = 1 << 17;
 
-/// Runs a nest on all workers unless a scatter or a paired loop ties it to
-/// the sequential order (`loops::parallel_blocker`). Folds leave one partial
-/// result per chunk, combined in index order; a nest that carries a scan's
-/// value or a stored filter's cursor from chunk to chunk runs in two passes
-/// (`loops::two_pass`): the first learns each chunk's total, the second runs
-/// every chunk from the combination of the totals before it. Its chunks hold
+/// Runs a nest on all workers unless a paired loop (or a scatter whose
+/// partials cannot combine) ties it to the sequential order
+/// (`loops::parallel_blocker`). Folds leave one partial result per chunk,
+/// combined in index order, and scatters one partial destination; a nest
+/// that carries a scan's value or a stored filter's cursor from chunk to
+/// chunk runs in two passes (`loops::two_pass`): the first learns each
+/// chunk's total, the second runs every chunk from the combination of the
+/// totals before it. Its chunks hold
 /// at least `CHUNK_WORK / work` innermost positions, between 256 and 65536:
 /// below one chunk's worth the nest runs on the calling thread, at no more
-/// cost than a call. Under `--strict-fp` a nest that folds or scans floats
-/// stays sequential (its results are the interpreter's bits).
+/// cost than a call. Under `--strict-fp` a nest that folds, scans or
+/// scatters floats stays sequential (its results are the interpreter's bits).
 fn parallel(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {
-    // Chunks rebracket a fold or scan; --strict-fp keeps float ones in order.
+    // Chunks rebracket a fold, scan or scatter; --strict-fp keeps float ones in order.
+    let float = |v: &VarId| vars[v.0 as usize].ty.prim().is_float();
     let strict = cfg.strict_fp
-        && n.root.body.leaves().iter().any(|l| l.state() == Some(None) && !matches!(l, LoopBody::Filter { .. }) && l.state_vars().iter().any(|v| vars[v.0 as usize].ty.prim().is_float()));
+        && n.root.body.leaves().iter().any(|l| match l {
+            LoopBody::Scatter { outs, .. } => outs.iter().any(float),
+            LoopBody::Filter { .. } => false,
+            l => l.state() == Some(None) && l.state_vars().iter().any(float),
+        });
     if !strict && loops::parallel_blocker(vars, n).is_none() {
         let grain = cfg.grain.unwrap_or_else(|| (CHUNK_WORK / work(&n.root.body).max(1) as u64).clamp(256, 65536));
-        n.parallel = Some(afc_ir::loops::Parallel { grain, two_pass: loops::two_pass(n) });
+        let partials = n.root.body.leaves().iter().any(|l| matches!(l, LoopBody::Scatter { .. }));
+        n.parallel = Some(afc_ir::loops::Parallel { grain, two_pass: loops::two_pass(n), partials });
     }
 }
 
@@ -377,7 +385,7 @@ fn unguarded_safe(f: &Function, b: &Body) -> bool {
     let mut ok = true;
     b.visit(&mut |x| match x {
         Body::Leaf(l, _) => {
-            if matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. }) || l.lambda().map(|lam| loops::block_fallible(f, &lam.body)).unwrap_or(false) {
+            if matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. }) || l.lambda().map(|lam| loops::block_fallible(&f.vars, &lam.body)).unwrap_or(false) {
                 ok = false;
             }
         }

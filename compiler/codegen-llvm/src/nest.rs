@@ -83,7 +83,33 @@ pub(super) struct NestCx<'ctx> {
     /// The leaves (by `leaf_key`) a first pass skips: all but the ones its
     /// totals need (`TotalsPass`).
     skip: IndexSet<VarId>,
+    /// Scatters updating a partial destination in this chunk (by
+    /// `leaf_key`): whether it does (chunks after the first, when the call
+    /// uses partials) and its has-value bytes.
+    partial: IndexMap<VarId, (IntValue<'ctx>, PointerValue<'ctx>)>,
 }
+
+/// A scatter's partial destinations (`Parallel::partials`): per output a
+/// buffer of `(chunks - 1) * len` elements, and a has-value byte per
+/// element, for chunks 1.. (chunk 0 updates the output itself); `on` says
+/// whether this call uses them — if not, the chunks run in order on the
+/// calling thread, all updating the output.
+#[derive(Clone)]
+pub(super) struct Partials<'ctx> {
+    bufs: Vec<PointerValue<'ctx>>,
+    flags: PointerValue<'ctx>,
+    len: IntValue<'ctx>,
+    on: IntValue<'ctx>,
+}
+
+/// The partial destinations of a nest's scatters, by `leaf_key`.
+type ScatterParts<'ctx> = IndexMap<VarId, Partials<'ctx>>;
+
+/// Partial destinations are used when their elements, `(chunks - 1) *
+/// len`, are at most 1/PARTIAL_SHARE of the nest's positions: the chunks
+/// are made fewer (larger) until they are, since combining them runs on
+/// the calling thread after the chunks.
+const PARTIAL_SHARE: u64 = 64;
 
 /// Which run of a parallel nest a chunk function is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -201,7 +227,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             return self.parallel_nest(n, par);
         }
         // State the nest owns: fold results and filter counts are scalars now.
-        for e in self.run_nest(n, None, &Tables::new())? {
+        for e in self.run_nest(n, None, &Tables::new(), &ScatterParts::new())? {
             if !matches!(e.leaf, LoopBody::Scan { .. }) {
                 self.scalars.extend(e.vals);
             }
@@ -212,7 +238,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// The loops of a nest — all of them, or in a chunk function the
     /// positions `lo..hi` of the root loop, carried states resuming from
     /// `starts` in a second pass — and the ends of the state the nest owns.
-    fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>, starts: &Tables<'ctx>) -> R<Vec<End<'ctx>>> {
+    fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>, starts: &Tables<'ctx>, parts: &ScatterParts<'ctx>) -> R<Vec<End<'ctx>>> {
         let i64t = self.cx.i64_type();
         let extent = self.size_expr(&n.root.extent)?;
         let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
@@ -249,7 +275,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             limits: IndexMap::new(),
             scratch: None,
             skip: IndexSet::new(),
+            partial: IndexMap::new(),
         };
+        if let Some(c) = chunk {
+            self.partial_dests(&leaves, c, parts, &mut nx)?;
+        }
         let owned = owned_by(&n.root.body, None);
         self.init_states(&owned, &mut nx)?;
         if let Some(c) = chunk {
@@ -398,6 +428,23 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let by_count = self.ceil_div(extent, i64t.const_int(MAX_CHUNKS, false))?;
         let mut size = self.max(by_grain, by_count)?;
         size = self.max(size, one)?;
+        // Scatters: few enough chunks that their partial destinations stay
+        // a small share of the work (PARTIAL_SHARE).
+        let mut dest_len = i64t.const_zero();
+        if par.partials {
+            for l in &leaves {
+                if let LoopBody::Scatter { outs, .. } = l {
+                    let len = self.size(outs[0])?;
+                    dest_len = self.b.build_int_add(dest_len, len, "dest_len")?;
+                }
+            }
+            let positions = self.b.build_int_mul(extent, inside, "positions")?;
+            let len = self.max(dest_len, one)?;
+            let share = self.b.build_int_mul(len, i64t.const_int(PARTIAL_SHARE, false), "share")?;
+            let cap = self.b.build_int_add(self.b.build_int_signed_div(positions, share, "cap")?, one, "cap")?;
+            let at_least = self.ceil_div(extent, cap)?;
+            size = self.max(size, at_least)?;
+        }
         if n.stores.iter().any(|s| s.mode == StoreMode::Streaming) {
             let q = i64t.const_int(CHUNK_QUANTUM, false);
             size = self.ceil_div(size, q)?;
@@ -414,11 +461,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             (reach, chained, first_fault) = (r, Some(c), Some((failed, fault)));
         }
         let pass = if par.two_pass { Pass::Resume } else { Pass::Only };
-        let (body, ctx) = self.chunk_fn(n, pass, &tables, &has, chained)?;
+        let (parts, owners) = self.alloc_partials(&leaves, chunks, dest_len)?;
+        // Without partials, a scatter's chunks update the output in order.
+        let in_order = match parts.values().next() {
+            Some(p) => Some(self.b.build_not(p.on, "in_order")?),
+            None => None,
+        };
+        let (body, ctx) = self.chunk_fn(n, pass, &tables, &has, chained, &parts)?;
         let run = |g: &mut Self, entry: &str| -> R<IntValue<'ctx>> {
             Ok(g.b.build_call(g.runtime_fn(entry), &[body.into(), ctx.into(), reach.into(), size.into()], "rc")?.try_as_basic_value().basic().expect("the runtime returns a code").into_int_value())
         };
-        let rc = match chained {
+        let rc = match chained.or(in_order) {
             None => run(self, "afc_rt_parallel")?,
             Some(chained) => {
                 let (in_order, spread, ran) = (self.new_block("in_order"), self.new_block("spread"), self.new_block("ran"));
@@ -461,6 +514,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.b.build_store(self.code_slot, rc)?;
         self.b.build_unconditional_branch(self.fail_bb)?;
         self.b.position_at_end(ok);
+        self.merge_partials(&leaves, chunks, &parts, &owners)?;
 
         // Each fold: the first chunk's partial (which started from the
         // initial value) combined with the others' in index order, skipping
@@ -582,7 +636,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let single_end = self.b.get_insert_block().expect("a block");
         self.b.build_unconditional_branch(join)?;
         self.b.position_at_end(multi_bb);
-        let (body, ctx) = self.chunk_fn(n, Pass::Totals, tables, has, None)?;
+        let (body, ctx) = self.chunk_fn(n, Pass::Totals, tables, has, None, &ScatterParts::new())?;
         let fault = self.entry_alloca(i64t.array_type(4).into(), "first_pass_fault")?;
         let k = self.b.build_call(self.runtime_fn("afc_rt_parallel_until"), &[body.into(), ctx.into(), extent.into(), size.into(), fault.into()], "failed_chunk")?;
         let k = k.try_as_basic_value().basic().expect("afc_rt_parallel_until returns a chunk").into_int_value();
@@ -714,13 +768,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// generated once to learn what it takes from this function, then with
     /// those values as parameters, called by a wrapper that loads them from
     /// a context) and that context, filled here.
-    fn chunk_fn(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
+    fn chunk_fn(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, parts: &ScatterParts<'ctx>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let ptr = cx.ptr_type(Default::default());
-        let (first, taken) = self.chunk_body(n, pass, tables, has, chained, None)?;
+        let (first, taken) = self.chunk_body(n, pass, tables, has, chained, parts, None)?;
         unsafe { first.delete() };
-        let (body, again) = self.chunk_body(n, pass, tables, has, chained, Some(&taken))?;
+        let (body, again) = self.chunk_body(n, pass, tables, has, chained, parts, Some(&taken))?;
         if again.len() != taken.len() {
             afc_ir::ice::fail("codegen", "a chunk function's second pass took other values than its first", &format!("cluster {}: {} then {}", n.cluster, taken.len(), again.len()));
         }
@@ -758,8 +812,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// tables: partial results of folds (and, in one pass, filter counts),
     /// or a first pass's totals of scans and filter counts. Returns the
     /// function and the values it took, in order.
-    #[allow(clippy::type_complexity)]
-    fn chunk_body(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    fn chunk_body(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, parts: &ScatterParts<'ctx>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let ptr = cx.ptr_type(Default::default());
@@ -815,8 +869,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
         }
+        let mut taken_parts = ScatterParts::new();
+        for (key, p) in parts {
+            let bufs = p.bufs.iter().map(|b| g.take((*b).into(), true).into_pointer_value()).collect();
+            let flags = g.take(p.flags.into(), true).into_pointer_value();
+            let (len, on) = (g.take(p.len.into(), false).into_int_value(), g.take(p.on.into(), false).into_int_value());
+            taken_parts.insert(*key, Partials { bufs, flags, len, on });
+        }
         let extent = g.size_expr(&n.root.extent)?;
-        let ends = g.run_nest(n, Some(chunk), &starts)?;
+        let ends = g.run_nest(n, Some(chunk), &starts, &taken_parts)?;
         if let Some(chained) = chunk.chained {
             // Chunks run in order: the next one starts where this one ends.
             let (write, rest) = (g.new_block("chain"), g.new_block("chained"));
@@ -875,6 +936,155 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         g.b.build_return(None)?;
         let taken = g.outline.take().expect("the chunk's outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
         Ok((func, taken))
+    }
+
+    /// The partial destinations of a nest's scatters, allocated (and their
+    /// has-value bytes cleared) when the call uses them: when there is more
+    /// than one chunk and a destination to update, and, unless a scatter
+    /// updates floats, more than one worker. Returns them and the
+    /// allocations' owner slots (freed at the function's exit otherwise).
+    fn alloc_partials(&mut self, leaves: &[LoopBody], chunks: IntValue<'ctx>, dest_len: IntValue<'ctx>) -> R<(ScatterParts<'ctx>, Vec<PointerValue<'ctx>>)> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let ptr = cx.ptr_type(Default::default());
+        let (mut parts, mut owners) = (ScatterParts::new(), vec![]);
+        let scatters: Vec<&LoopBody> = leaves.iter().filter(|l| matches!(l, LoopBody::Scatter { .. })).collect();
+        if scatters.is_empty() {
+            return Ok((parts, owners));
+        }
+        let one = i64t.const_int(1, false);
+        let several = self.b.build_int_compare(IntPredicate::SGT, chunks, one, "several")?;
+        let some = self.b.build_int_compare(IntPredicate::SGT, dest_len, i64t.const_zero(), "some")?;
+        let mut on = self.b.build_and(several, some, "partials")?;
+        // On one worker, exact updates (integers, booleans) go straight to
+        // the output, chunk after chunk: the same result with no merge.
+        // Float ones keep their partials, so that their bits do not depend
+        // on the number of workers (the chunks depend only on the sizes).
+        let exact = scatters.iter().all(|l| l.element_outs().iter().all(|v| !self.f.var(*v).ty.prim().is_float()));
+        if exact {
+            let threads = self.b.build_call(self.runtime_fn("afc_get_num_threads"), &[], "threads")?.try_as_basic_value().basic().expect("afc_get_num_threads returns a count").into_int_value();
+            let workers = self.b.build_int_compare(IntPredicate::SGT, threads, cx.i32_type().const_int(1, false), "workers")?;
+            on = self.b.build_and(on, workers, "partials")?;
+        }
+        // The lengths before the branch: they are used after it.
+        let lens = scatters.iter().map(|l| self.size(l.element_outs()[0])).collect::<R<Vec<_>>>()?;
+        let (alloc, join) = (self.new_block("partials.alloc"), self.new_block("partials.ready"));
+        self.b.build_conditional_branch(on, alloc, join)?;
+        self.b.position_at_end(alloc);
+        let later = self.b.build_int_sub(chunks, one, "later_chunks")?;
+        let mut made = vec![];
+        for (l, len) in scatters.iter().zip(lens) {
+            let LoopBody::Scatter { outs, .. } = l else { unreachable!() };
+            let elems = self.b.build_int_mul(later, len, "partial_elems")?;
+            let mut slots = vec![];
+            for o in outs {
+                let t = mem_ty(cx, self.f.var(*o).ty.prim());
+                let bytes = self.b.build_int_mul(elems, t.size_of().expect("sized"), "partial_bytes")?;
+                let slot = self.new_alloc_slot(None)?;
+                self.alloc_into(slot, bytes, *o)?;
+                slots.push(slot);
+            }
+            let flags = self.new_alloc_slot(None)?;
+            let p = self.alloc_into(flags, elems, outs[0])?;
+            self.b.build_memset(p, 1, cx.i8_type().const_zero(), elems)?;
+            made.push((leaf_key(l), slots, flags, len));
+        }
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        for (key, slots, flags, len) in made {
+            let bufs = slots.iter().map(|s| Ok(self.b.build_load(ptr, *s, "partial")?.into_pointer_value())).collect::<R<Vec<_>>>()?;
+            let fp = self.b.build_load(ptr, flags, "partial_has")?.into_pointer_value();
+            owners.extend(slots);
+            owners.push(flags);
+            parts.insert(key, Partials { bufs, flags: fp, len, on });
+        }
+        Ok((parts, owners))
+    }
+
+    /// In a chunk: a scatter whose call uses partials updates, in chunks
+    /// after the first, its chunk's partial destination instead of the
+    /// output (`nx.base`), marking the elements it sets.
+    fn partial_dests(&mut self, leaves: &[LoopBody], c: Chunk<'ctx>, parts: &ScatterParts<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        let i64t = self.cx.i64_type();
+        for l in leaves {
+            let LoopBody::Scatter { outs, .. } = l else { continue };
+            let Some(p) = parts.get(&leaf_key(l)) else { continue };
+            let later = self.b.build_int_compare(IntPredicate::SGT, c.index, i64t.const_zero(), "later_chunk")?;
+            let own = self.b.build_and(p.on, later, "own_partial")?;
+            // Chunk 0's offset is never used (the output is); keep it in range.
+            let k = self.b.build_int_sub(c.index, self.b.build_int_z_extend(later, i64t, "k")?, "k")?;
+            let off = self.b.build_int_mul(k, p.len, "partial_at")?;
+            for (o, b) in outs.iter().zip(&p.bufs) {
+                let t = mem_ty(self.cx, self.f.var(*o).ty.prim());
+                let mine = unsafe { self.b.build_in_bounds_gep(t, *b, &[off], "partial")? };
+                let base = self.b.build_select(own, mine, nx.base[o], "dest")?.into_pointer_value();
+                nx.base.insert(*o, base);
+            }
+            let flags = unsafe { self.b.build_in_bounds_gep(self.cx.i8_type(), p.flags, &[off], "partial_has")? };
+            nx.partial.insert(leaf_key(l), (own, flags));
+        }
+        Ok(())
+    }
+
+    /// After the chunks: each scatter's partial destinations combined into
+    /// its output with its operator, in chunk order (the order of the
+    /// updates, up to associativity), then freed.
+    fn merge_partials(&mut self, leaves: &[LoopBody], chunks: IntValue<'ctx>, parts: &ScatterParts<'ctx>, owners: &[PointerValue<'ctx>]) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let ptr = cx.ptr_type(Default::default());
+        let Some(on) = parts.values().next().map(|p| p.on) else { return Ok(()) };
+        let (merge, merged) = (self.new_block("partials.merge"), self.new_block("partials.merged"));
+        self.b.build_conditional_branch(on, merge, merged)?;
+        self.b.position_at_end(merge);
+        let one = i64t.const_int(1, false);
+        for l in leaves {
+            let LoopBody::Scatter { outs, op, .. } = l else { continue };
+            let p = parts[&leaf_key(l)].clone();
+            let outs_base = outs.iter().map(|o| self.array_ptr(*o)).collect::<R<Vec<_>>>()?;
+            self.counted("merge.chunk", one, chunks, 1, &mut |g, c| {
+                let off = g.b.build_int_mul(g.b.build_int_sub(c, one, "k")?, p.len, "partial_at")?;
+                g.counted("merge.elem", i64t.const_zero(), p.len, 1, &mut |g, k| {
+                    let at = g.b.build_int_add(off, k, "at")?;
+                    let fp = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), p.flags, &[at], "has")? };
+                    let set = g.b.build_load(cx.i8_type(), fp, "has")?.into_int_value();
+                    let set = g.b.build_int_compare(IntPredicate::NE, set, cx.i8_type().const_zero(), "has")?;
+                    let (add, next) = (g.new_block("merge.add"), g.new_block("merge.next"));
+                    g.b.build_conditional_branch(set, add, next)?;
+                    g.b.position_at_end(add);
+                    let (mut args, mut dests, mut partial) = (vec![], vec![], vec![]);
+                    for ((o, base), buf) in outs.iter().zip(&outs_base).zip(&p.bufs) {
+                        let prim = g.f.var(*o).ty.prim();
+                        let t = mem_ty(cx, prim);
+                        let dp = unsafe { g.b.build_in_bounds_gep(t, *base, &[k], "dest")? };
+                        let x = g.b.build_load(t, dp, "dest")?;
+                        args.push(g.from_mem(x, prim)?);
+                        dests.push(dp);
+                        let pp = unsafe { g.b.build_in_bounds_gep(t, *buf, &[at], "partial")? };
+                        let y = g.b.build_load(t, pp, "partial")?;
+                        partial.push(g.from_mem(y, prim)?);
+                    }
+                    args.extend(partial);
+                    let rs = g.lambda(op, &args)?;
+                    for (dp, r) in dests.iter().zip(rs) {
+                        let m = g.to_mem(r)?;
+                        g.b.build_store(*dp, m)?;
+                    }
+                    g.b.build_unconditional_branch(next)?;
+                    g.b.position_at_end(next);
+                    Ok(())
+                })
+            })?;
+        }
+        // Freed now, not at the function's exit: a nest may run again.
+        for slot in owners {
+            let p = self.b.build_load(ptr, *slot, "partial")?;
+            self.b.build_call(self.runtime_fn("afc_free"), &[p.into()], "")?;
+            self.b.build_store(*slot, ptr.const_null())?;
+        }
+        self.b.build_unconditional_branch(merged)?;
+        self.b.position_at_end(merged);
+        Ok(())
     }
 
     fn ceil_div(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
@@ -1504,15 +1714,36 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let row = self.b.build_int_mul(k, *len, "row")?;
                     k = self.b.build_int_add(row, *x, "at")?;
                 }
-                let mut args = vec![];
                 let mut ptrs = vec![];
                 for out in outs {
+                    let t = mem_ty(self.cx, self.f.var(*out).ty.prim());
+                    ptrs.push(unsafe { self.b.build_in_bounds_gep(t, nx.base[out], &[k], "s")? });
+                }
+                if let Some((own, flags)) = nx.partial.get(&leaf_key(l)).copied() {
+                    // A partial destination's element holds nothing until
+                    // the chunk first sets it (the operator may have no
+                    // identity): then it takes the value.
+                    let fp = unsafe { self.b.build_in_bounds_gep(self.cx.i8_type(), flags, &[k], "has")? };
+                    let (check, set, update) = (self.new_block(&format!("{}.partial", name)), self.new_block(&format!("{}.first", name)), self.new_block(&format!("{}.combine", name)));
+                    self.b.build_conditional_branch(own, check, update)?;
+                    self.b.position_at_end(check);
+                    let has = self.b.build_load(self.cx.i8_type(), fp, "has")?.into_int_value();
+                    let empty = self.b.build_int_compare(IntPredicate::EQ, has, self.cx.i8_type().const_zero(), "empty")?;
+                    self.b.build_conditional_branch(empty, set, update)?;
+                    self.b.position_at_end(set);
+                    for (ep, v) in ptrs.iter().zip(&vals) {
+                        let m = self.to_mem(*v)?;
+                        self.b.build_store(*ep, m)?;
+                    }
+                    self.b.build_store(fp, self.cx.i8_type().const_int(1, false))?;
+                    self.b.build_unconditional_branch(next)?;
+                    self.b.position_at_end(update);
+                }
+                let mut args = vec![];
+                for (out, ep) in outs.iter().zip(&ptrs) {
                     let p = self.f.var(*out).ty.prim();
-                    let t = mem_ty(self.cx, p);
-                    let ep = unsafe { self.b.build_in_bounds_gep(t, nx.base[out], &[k], "s")? };
-                    let old = self.b.build_load(t, ep, "old")?;
+                    let old = self.b.build_load(mem_ty(self.cx, p), *ep, "old")?;
                     args.push(self.from_mem(old, p)?);
-                    ptrs.push(ep);
                 }
                 args.extend(vals);
                 let rs = self.lambda(op, &args)?;

@@ -392,6 +392,13 @@ pub struct Parallel {
     /// gives each chunk its start, and the second pass runs from those.
     /// Exactly when `two_pass` says.
     pub two_pass: bool,
+    /// The nest's scatters update a partial destination per chunk (every
+    /// chunk but the first, which updates the output), combined into the
+    /// output in chunk order after the chunks — when they are few enough
+    /// for the destination's size (a run-time rule, docs/strategy.md);
+    /// otherwise the chunks run in order on the calling thread, updating
+    /// the output. Exactly when the nest scatters.
+    pub partials: bool,
 }
 
 /// The most chunks a parallel nest is cut into (the runtime's

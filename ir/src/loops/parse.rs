@@ -700,7 +700,8 @@ impl Parser {
                 self.expect("-")?;
                 self.expect("pass")?;
             }
-            Some(Parallel { grain, two_pass })
+            let partials = self.eat("partials");
+            Some(Parallel { grain, two_pass, partials })
         } else {
             None
         };

@@ -96,23 +96,23 @@ pub fn reorderable(op: &Lambda, prim: &dyn Fn(VarId) -> Prim) -> Option<Vec<(Com
 /// Can this block fail at run time (an index, an integer division by a
 /// divisor that may be zero, a size product)? Guarded work run without its
 /// guard must not.
-pub fn block_fallible(f: &Function, b: &Block) -> bool {
+pub fn block_fallible(vars: &[VarInfo], b: &Block) -> bool {
     b.stmts.iter().any(|s| match s {
         Stmt::Assign { rhs, dst, .. } => match rhs {
             Rhs::Index(..) | Rhs::SizeProduct(..) => true,
             Rhs::Binary(crate::ast::BinOp::Div | crate::ast::BinOp::Rem, _, d) => {
-                f.var(*dst).ty.prim().is_int() && !matches!(d, Operand::Const(Const::I32(x)) if *x != 0 && *x != -1) && !matches!(d, Operand::Const(Const::I64(x)) if *x != 0 && *x != -1)
+                vars[dst.0 as usize].ty.prim().is_int() && !matches!(d, Operand::Const(Const::I32(x)) if *x != 0 && *x != -1) && !matches!(d, Operand::Const(Const::I64(x)) if *x != 0 && *x != -1)
             }
             _ => false,
         },
-        Stmt::If { then, els, .. } => block_fallible(f, then) || block_fallible(f, els),
+        Stmt::If { then, els, .. } => block_fallible(vars, then) || block_fallible(vars, els),
     })
 }
 
 /// Can a leaf fail, or write outside its position, when run for an element
 /// its guard would have skipped?
 fn unsafe_unguarded(f: &Function, l: &LoopBody) -> bool {
-    matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. } | LoopBody::Transpose { .. }) || l.lambda().map(|lam| block_fallible(f, &lam.body)).unwrap_or(false)
+    matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. } | LoopBody::Transpose { .. }) || l.lambda().map(|lam| block_fallible(&f.vars, &lam.body)).unwrap_or(false)
 }
 
 struct V<'a> {
@@ -442,27 +442,47 @@ fn parallel(vars: &[VarInfo], n: &LoopNest, p: Parallel) -> Result<(), String> {
         return Err(format!("cluster {} is parallel {}", n.cluster, why));
     }
     match (p.two_pass, two_pass(n)) {
-        (false, true) => Err(format!("cluster {} is parallel in one pass but carries a scan or a stored filter's cursor across chunks", n.cluster)),
-        (true, false) => Err(format!("cluster {} is parallel in two passes but carries nothing across chunks", n.cluster)),
+        (false, true) => return Err(format!("cluster {} is parallel in one pass but carries a scan or a stored filter's cursor across chunks", n.cluster)),
+        (true, false) => return Err(format!("cluster {} is parallel in two passes but carries nothing across chunks", n.cluster)),
+        _ => {}
+    }
+    let scatters = n.root.body.leaves().iter().any(|l| matches!(l, LoopBody::Scatter { .. }));
+    match (p.partials, scatters) {
+        (false, true) => Err(format!("cluster {} scatters in chunks but has no partial destinations", n.cluster)),
+        (true, false) => Err(format!("cluster {} has partial destinations but no scatter", n.cluster)),
         _ => Ok(()),
     }
 }
 
-/// Why a nest cannot run in chunks, if it cannot: a scatter's
-/// read-modify-write of its destination follows the sequential order, and a
-/// paired loop walks both ends at once. Everything else can: folds the nest
-/// owns leave per-chunk partial results combined in index order (lanes start
-/// each chunk from the identity, other folds from the chunk's first
-/// element); scans and filters carry their state over in two passes
-/// (`two_pass`). The strategy pass asks the same question before it marks a
-/// nest parallel.
+/// Why a nest cannot run in chunks, if it cannot: a paired loop walks both
+/// ends at once. Everything else can: folds the nest owns leave per-chunk
+/// partial results combined in index order (lanes start each chunk from the
+/// identity, other folds from the chunk's first element); scans and filters
+/// carry their state over in two passes (`two_pass`); scatters update a
+/// partial destination per chunk, combined with their operator in chunk
+/// order — unless the operator takes an element of another type than the
+/// destination's (partials could not combine), may fail (combining after
+/// the chunks would report its error out of index order), or the nest runs
+/// in two passes. The strategy pass asks the same question before it marks
+/// a nest parallel.
 pub fn parallel_blocker(vars: &[VarInfo], n: &LoopNest) -> Option<String> {
     if n.root.paired {
         return Some("and paired".into());
     }
     for l in n.root.body.leaves() {
         match l {
-            LoopBody::Scatter { name, .. } => return Some(format!("but scatter '{}' updates its destination in index order", name)),
+            LoopBody::Scatter { name, op, src, dims, outs, .. } => {
+                let ty = |v: &VarId| vars[v.0 as usize].ty.prim();
+                if src.len() - dims != outs.len() || src[*dims..].iter().zip(outs).any(|(a, b)| ty(a) != ty(b)) {
+                    return Some(format!("but scatter '{}' combines elements of another type into its destination", name));
+                }
+                if block_fallible(vars, &op.body) {
+                    return Some(format!("but scatter '{}' has an operator that may fail", name));
+                }
+                if two_pass(n) {
+                    return Some(format!("in two passes but scatter '{}' updates its destination in the second", name));
+                }
+            }
             // Partial results (or totals) of two chunks combine with the
             // operator only if it takes two states: a fold of elements of
             // another type into its accumulator runs in index order.

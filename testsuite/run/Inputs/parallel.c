@@ -119,6 +119,24 @@ static size_t run_all(int64_t n, int t, double *xs, int64_t *is, char *out) {
     memcpy(out + len, fr.data, (size_t)n * 8); len += (size_t)n * 8;
     afc_free(fr.data);
 
+    afc_f64_1d fh = {NULL, {0}};
+    if (fhist(ix, x, &fh)) fail("fhist", n, t);
+    memcpy(out + len, fh.data, 64 * 8); len += 64 * 8;
+    afc_free(fh.data);
+
+    afc_i64_1d wd = {NULL, {0}};
+    if (wide(ix, ix, &wd)) fail("wide", n, t);
+    int64_t *cw = malloc(5000 * 8);
+    for (int j = 0; j < 5000; j++) cw[j] = j;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t b = (is[i] * 7) % 5000;
+        if (b >= 0) cw[b] += is[i];
+    }
+    for (int j = 0; j < 5000; j++)
+        if (wd.data[j] != cw[j]) fail("wide's values", n, t);
+    free(cw);
+    afc_free(wd.data);
+
     int64_t *hx = malloc((size_t)(n + 1) * 8);
     for (int64_t i = 0; i < n; i++) hx[i] = (i * 31) % 65 - 1;
     afc_i64_1d hix = {hx, {n}}, h1 = {NULL, {0}}, h2 = {NULL, {0}};
@@ -247,7 +265,7 @@ int main(void) {
     for (int si = 0; si < NSIZES; si++) {
         int64_t n = sizes[si];
         if (getenv("SMALL") && n > 300001) break;
-        size_t cap = (size_t)n * 16 + 64;
+        size_t cap = (size_t)n * 16 + 4096;
         char *ref = malloc(cap), *got = malloc(cap);
         size_t len = run_all(n, 1, xs, is, ref);
         for (int wi = 1; wi < 4; wi++) {
