@@ -1164,9 +1164,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let idv = self.konst(*id);
                     let v = self.splat(idv, *k)?;
                     let mut zv = self.operand(z);
-                    if let Some(c) = nx.chunk {
+                    if let (Some(c), Some(None)) = (nx.chunk, l.state()) {
                         // Chunks after the first fold from the identity: the
                         // initial value is in the first chunk's partial result.
+                        // (A fold per row starts every row from it.)
                         let first = self.b.build_int_compare(IntPredicate::EQ, c.index, cx.i64_type().const_zero(), "first_chunk")?;
                         zv = self.b.build_select(first, zv, idv, "lane0")?;
                     }
