@@ -148,6 +148,31 @@ pub struct Artifacts {
     pub obj: Option<Vec<u8>>,
 }
 
+/// LLVM's optimising machine code generation takes time quadratic in the
+/// length of a basic block (its two-address pass, on a value with many
+/// uses: a 200,000-term sum took over two minutes). A function with a
+/// longer block after the IR optimisations is made `optnone`, so its
+/// machine code is generated as at -O0 — in seconds — its IR still
+/// optimised. Only such a function's machine code is slower (no
+/// scheduling, the fast register allocator); loops rarely come near.
+const HUGE_BLOCK: usize = 16_384;
+
+/// The most instructions in one basic block of a function.
+fn longest_block(func: inkwell::values::FunctionValue) -> usize {
+    func.get_basic_block_iter()
+        .map(|bb| {
+            let mut n = 0;
+            let mut i = bb.get_first_instruction();
+            while let Some(x) = i {
+                n += 1;
+                i = x.get_next_instruction();
+            }
+            n
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// Compiles a whole program into one LLVM module.
 pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, want_obj: bool) -> Result<Artifacts, String> {
     check_target(opts)?;
@@ -187,6 +212,17 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
     pbo.set_loop_slp_vectorization(opts.opt_level >= 2);
     pbo.set_loop_unrolling(opts.opt_level >= 2);
     module.run_passes(&pipeline, &tm, pbo).map_err(|e| e.to_string())?;
+    if opts.opt_level > 0 {
+        for func in module.get_functions() {
+            if longest_block(func) > HUGE_BLOCK {
+                let kind = inkwell::attributes::Attribute::get_named_enum_kind_id;
+                func.remove_enum_attribute(inkwell::attributes::AttributeLoc::Function, kind("alwaysinline"));
+                for name in ["noinline", "optnone"] {
+                    func.add_attribute(inkwell::attributes::AttributeLoc::Function, cx.create_enum_attribute(kind(name), 0));
+                }
+            }
+        }
+    }
     let llvm_ir = module.print_to_string().to_string();
     let asm = if want_asm {
         Some(tm.write_to_memory_buffer(&module, FileType::Assembly).map_err(|e| e.to_string())?.as_slice().to_vec())
