@@ -239,7 +239,6 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// positions `lo..hi` of the root loop, carried states resuming from
     /// `starts` in a second pass — and the ends of the state the nest owns.
     fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>, starts: &Tables<'ctx>, parts: &ScatterParts<'ctx>) -> R<Vec<End<'ctx>>> {
-        let i64t = self.cx.i64_type();
         let extent = self.size_expr(&n.root.extent)?;
         let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
         // Base pointers of everything the nest streams, reads or stores.
@@ -285,31 +284,24 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         if let Some(c) = chunk {
             self.chunk_states(n, c, &owned, starts, &mut nx)?;
         }
-        let streams = nx.stores.iter().any(|s| s.mode == StoreMode::Streaming);
-        match (streams, n.streaming_from) {
-            (true, Some(from)) => {
-                // Two versions of the loops: streaming stores for outputs too
-                // large for the cache (and aligned alike), normal ones otherwise.
-                let big = self.b.build_int_compare(IntPredicate::SGE, extent, i64t.const_int(from, false), "stream")?;
-                let (peel, aligned) = self.stream_alignment(n, &nx, extent)?;
-                nx.peel = Some(peel);
-                let big = self.b.build_and(big, aligned, "stream")?;
-                let (sb, nb, join) = (self.new_block("streaming"), self.new_block("cached"), self.new_block("stored"));
-                self.b.build_conditional_branch(big, sb, nb)?;
-                self.b.position_at_end(sb);
-                nx.streaming = true;
-                self.run_loop(&n.root, None, &mut nx)?;
-                // Streaming stores are weakly ordered: fence them before
-                // anything else reads the arrays.
-                self.b.build_fence(inkwell::AtomicOrdering::SequentiallyConsistent, false, "")?;
+        match chunk.and_then(|c| c.chained).filter(|_| !nx.limits.is_empty()) {
+            Some(chained) => {
+                // Chunks going in order store past their own range safely
+                // (the next chunk comes after): a version of the loops with
+                // no store guard, so one worker pays nothing for it.
+                let (free, guarded, join) = (self.new_block("in_order"), self.new_block("guarded"), self.new_block("ran"));
+                self.b.build_conditional_branch(chained, free, guarded)?;
+                self.b.position_at_end(free);
+                let limits = std::mem::take(&mut nx.limits);
+                self.loop_versions(n, &mut nx, extent)?;
                 self.b.build_unconditional_branch(join)?;
-                self.b.position_at_end(nb);
-                nx.streaming = false;
-                self.run_loop(&n.root, None, &mut nx)?;
+                self.b.position_at_end(guarded);
+                nx.limits = limits;
+                self.loop_versions(n, &mut nx, extent)?;
                 self.b.build_unconditional_branch(join)?;
                 self.b.position_at_end(join);
             }
-            _ => self.run_loop(&n.root, None, &mut nx)?,
+            None => self.loop_versions(n, &mut nx, extent)?,
         }
         let mut out = vec![];
         for l in &owned {
@@ -326,6 +318,40 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             out.push(End { leaf: l.clone(), vals, has });
         }
         Ok(out)
+    }
+
+    /// The nest's loops, in two versions when it streams: streaming stores
+    /// for outputs too large for the cache (and aligned alike), normal ones
+    /// otherwise.
+    fn loop_versions(&mut self, n: &LoopNest, nx: &mut NestCx<'ctx>, extent: IntValue<'ctx>) -> R<()> {
+        let i64t = self.cx.i64_type();
+        let streams = nx.stores.iter().any(|s| s.mode == StoreMode::Streaming);
+        match (streams, n.streaming_from) {
+            (true, Some(from)) => {
+                // Two versions of the loops: streaming stores for outputs too
+                // large for the cache (and aligned alike), normal ones otherwise.
+                let big = self.b.build_int_compare(IntPredicate::SGE, extent, i64t.const_int(from, false), "stream")?;
+                let (peel, aligned) = self.stream_alignment(n, nx, extent)?;
+                nx.peel = Some(peel);
+                let big = self.b.build_and(big, aligned, "stream")?;
+                let (sb, nb, join) = (self.new_block("streaming"), self.new_block("cached"), self.new_block("stored"));
+                self.b.build_conditional_branch(big, sb, nb)?;
+                self.b.position_at_end(sb);
+                nx.streaming = true;
+                self.run_loop(&n.root, None, nx)?;
+                // Streaming stores are weakly ordered: fence them before
+                // anything else reads the arrays.
+                self.b.build_fence(inkwell::AtomicOrdering::SequentiallyConsistent, false, "")?;
+                self.b.build_unconditional_branch(join)?;
+                self.b.position_at_end(nb);
+                nx.streaming = false;
+                self.run_loop(&n.root, None, nx)?;
+                self.b.build_unconditional_branch(join)?;
+                self.b.position_at_end(join);
+            }
+            _ => self.run_loop(&n.root, None, nx)?,
+        }
+        Ok(())
     }
 
     /// How the nest-owned states of a chunk start, past `init_states`:
