@@ -4,6 +4,7 @@
 //! lowering, strategies, the loop IR's print-parse round trip.
 #![no_main]
 
+use afc::cluster::cost::CostModel;
 use afc::cluster::{ClusterConfig, FusionMode, IlpModel};
 use afc::pipeline::{self, Options};
 use afc_ir::diag::SourceFile;
@@ -11,7 +12,7 @@ use libfuzzer_sys::fuzz_target;
 
 fn options(mode: FusionMode) -> Options {
     Options {
-        cluster: ClusterConfig { mode, model: IlpModel::Edge, nodes: Some(50), time_limit: 2.0, solver: &afc_cluster_cbc::Cbc },
+        cluster: ClusterConfig { mode, model: IlpModel::Edge, cost: CostModel::Traffic, nodes: Some(50), time_limit: 2.0, solver: &afc_cluster_cbc::Cbc },
         strategy: Default::default(),
         verify: true,
         verbose: false,

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make fuzz: coverage-guided fuzzing of the parser, the front end and the
-# pipeline up to the loop IR (cargo-fuzz / libFuzzer, nightly Rust), seeded
+# pipeline up to the loop IR and on through LLVM to an object file
+# (cargo-fuzz / libFuzzer, nightly Rust), seeded
 # with every .acc program of the test suite, then the differential tester
 # at scale. AFC_FUZZ_SECONDS (per target, default 300), AFC_FUZZ_COUNT
 # (differential programs, default 1000), AFC_FUZZ_SEED (default 1),
-# AFC_FUZZ_TARGETS (default "parse typecheck pipeline").
+# AFC_FUZZ_TARGETS (default "parse typecheck pipeline codegen").
 # A crash leaves its input in fuzz/artifacts/TARGET/; rerun it with
 # `cargo +nightly fuzz run TARGET fuzz/artifacts/TARGET/crash-…`.
 set -euo pipefail
@@ -12,7 +13,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds="${AFC_FUZZ_SECONDS:-300}"
 count="${AFC_FUZZ_COUNT:-1000}"
 seed="${AFC_FUZZ_SEED:-1}"
-targets="${AFC_FUZZ_TARGETS:-parse typecheck pipeline}"
+targets="${AFC_FUZZ_TARGETS:-parse typecheck pipeline codegen}"
 
 # Tools, when missing: nightly Rust and cargo-fuzz.
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
@@ -28,10 +29,10 @@ for t in $targets; do
   done
   # CBC (C++, not instrumented) never releases a few kilobytes it
   # allocates once (5.6 KB after 26,000 solves: not per solve), which
-  # LeakSanitizer reports: the pipeline target, which runs the ILP, does
-  # not check leaks.
+  # LeakSanitizer reports: the pipeline and codegen targets, which run the
+  # ILP, do not check leaks.
   leaks=1
-  [ "$t" = pipeline ] && leaks=0
+  case "$t" in pipeline | codegen) leaks=0 ;; esac
   echo "== fuzz $t for ${seconds} s"
   ASAN_OPTIONS="detect_leaks=$leaks" cargo +nightly fuzz run "$t" "$corpus" -- -max_total_time="$seconds" -max_len=4096 -timeout=20 -rss_limit_mb=4096 -detect_leaks=$leaks -print_final_stats=1 2>&1 \
     | grep -E "^(stat::|==|INFO: (Loaded|seed)|#[0-9]+ +DONE)|panicked|ERROR|SUMMARY" || true
