@@ -95,6 +95,17 @@ struct Outline<'ctx> {
 
 /// A source file as debug info names it: its file name and its folder,
 /// made absolute so a debugger finds it from anywhere.
+/// -g: the subprogram of `func`, named `name`, at `span`'s line.
+pub(crate) fn subprogram<'ctx>(dib: &DebugInfoBuilder<'ctx>, f: &Function, func: FunctionValue<'ctx>, name: &str, span: Span, local: bool, opts: &Options) -> DISubprogram<'ctx> {
+    let (file, line, _) = split_location(f.location(span)).unwrap_or(("?", 0, 0));
+    let (file, dir) = source_file(file);
+    let difile = dib.create_file(&file, &dir);
+    let ty = dib.create_subroutine_type(difile, None, &[], DIFlags::PUBLIC);
+    let sp = dib.create_function(difile.as_debug_info_scope(), name, None, difile, line, ty, local, true, line, DIFlags::PUBLIC, opts.opt_level > 0);
+    func.set_subprogram(sp);
+    sp
+}
+
 pub(crate) fn source_file(file: &str) -> (String, String) {
     let path = std::fs::canonicalize(file).unwrap_or_else(|_| std::path::PathBuf::from(file));
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| file.to_string());
@@ -160,15 +171,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     // -g: a subprogram at the function's line; every instruction gets the
     // line of the step it belongs to (a loop nest: its cluster's first
     // combinator), the function's line otherwise.
-    let debug = dib.map(|dib| {
-        let (file, line, _) = split_location(f.location(f.span)).unwrap_or(("?", 0, 0));
-        let (name, dir) = source_file(file);
-        let difile = dib.create_file(&name, &dir);
-        let ty = dib.create_subroutine_type(difile, None, &[], DIFlags::PUBLIC);
-        let sp = dib.create_function(difile.as_debug_info_scope(), &f.name, None, difile, line, ty, !f.exported, true, line, DIFlags::PUBLIC, opts.opt_level > 0);
-        func.set_subprogram(sp);
-        (dib, sp)
-    });
+    let debug = dib.map(|dib| (dib, subprogram(dib, f, func, &f.name, f.span, !f.exported, opts)));
     let entry_bb = cx.append_basic_block(func, "entry");
     let body_bb = cx.append_basic_block(func, "start");
     let fail_bb = cx.append_basic_block(func, "fail");
@@ -1227,6 +1230,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         };
         self.at(self.f.span);
         r
+    }
+
+    /// -g: a subprogram for a function afc outlines (a nest's chunk
+    /// function) at `span`'s line, so debuggers and profilers map its code
+    /// to the source.
+    pub(super) fn outlined_debug(&self, func: FunctionValue<'ctx>, span: Span) -> Option<(&'a DebugInfoBuilder<'ctx>, DISubprogram<'ctx>)> {
+        let (dib, _) = self.debug?;
+        let name = func.get_name().to_string_lossy().to_string();
+        Some((dib, subprogram(dib, self.f, func, &name, span, true, self.opts)))
     }
 
     /// -g: the source line of what is generated next.

@@ -812,6 +812,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("frame-pointer", "none"));
         let w = cx.create_builder();
         w.position_at_end(cx.append_basic_block(func, "entry"));
+        if let Some((dib, sp)) = self.outlined_debug(func, n.span) {
+            // The call to the body, which is inlined, needs a location.
+            let (_, line, col) = split_location(self.f.location(n.span)).unwrap_or(("?", 0, 0));
+            w.set_current_debug_location(dib.create_debug_location(cx, line, col, sp.as_debug_info_scope(), None));
+        }
         let arg = |k: u32| func.get_nth_param(k).expect("the chunk function's parameters");
         let mut args: Vec<BasicMetadataValueEnum<'ctx>> = (1..5).map(|k| arg(k).into()).collect();
         for (k, (v, _)) in taken.iter().enumerate() {
@@ -880,10 +885,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Some(ps) => (None, ps.iter().enumerate().map(|(k, (v, _))| (*v, arg(4 + k as u32))).collect()),
         };
         let outline = Outline { ctx, params_of, scalars: self.scalars.clone(), params: self.params.clone(), slots: self.slots.clone(), taken: Default::default(), fault: arg(3).into_pointer_value() };
-        let mut g = Gen::new(cx, self.m, cx.create_builder(), self.f, func, self.opts, code_slot, done, entry, None);
+        // (-g for the body that stays, not for the first one, which only
+        // learns what the body takes.)
+        let debug = if params.is_some() { self.outlined_debug(func, n.span) } else { None };
+        let mut g = Gen::new(cx, self.m, cx.create_builder(), self.f, func, self.opts, code_slot, done, entry, debug);
         g.labels = n.labels.clone();
         g.outline = Some(outline);
         g.b.position_at_end(start);
+        g.at(n.span);
         chunk.chained = chained.map(|c| g.take(c.into(), false).into_int_value());
         let carried = |l: &LoopBody| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. });
         let mut starts = Tables::new();
