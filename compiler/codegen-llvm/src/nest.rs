@@ -456,13 +456,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         size = self.max(size, one)?;
         // Scatters: few enough chunks that their partial destinations stay
         // a small share of the work (PARTIAL_SHARE).
+        let mut dest_lens = vec![];
         let mut dest_len = i64t.const_zero();
         if par.partials {
-            for l in &leaves {
-                if let LoopBody::Scatter { outs, .. } = l {
-                    let len = self.size(outs[0])?;
-                    dest_len = self.b.build_int_add(dest_len, len, "dest_len")?;
-                }
+            for l in leaves.iter().filter(|l| matches!(l, LoopBody::Scatter { .. })) {
+                let len = self.size(l.element_outs()[0])?;
+                dest_len = self.b.build_int_add(dest_len, len, "dest_len")?;
+                dest_lens.push(len);
             }
             let positions = self.b.build_int_mul(extent, inside, "positions")?;
             let len = self.max(dest_len, one)?;
@@ -487,7 +487,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             (reach, chained, first_fault) = (r, Some(c), Some((failed, fault)));
         }
         let pass = if par.two_pass { Pass::Resume } else { Pass::Only };
-        let (parts, owners) = self.alloc_partials(&leaves, chunks, dest_len)?;
+        let (parts, owners) = self.alloc_partials(&leaves, chunks, &dest_lens, dest_len)?;
         // Without partials, a scatter's chunks update the output in order.
         let in_order = match parts.values().next() {
             Some(p) => Some(self.b.build_not(p.on, "in_order")?),
@@ -634,8 +634,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let small = self.b.build_int_compare(IntPredicate::SLE, chunks, one, "one_chunk")?;
         let exact = owned.iter().filter(|l| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. })).all(|l| l.state_vars().iter().all(|v| !self.f.var(*v).ty.prim().is_float()));
         let single = if exact {
-            let threads = self.b.build_call(self.runtime_fn("afc_get_num_threads"), &[], "threads")?.try_as_basic_value().basic().expect("afc_get_num_threads returns a count").into_int_value();
-            let alone = self.b.build_int_compare(IntPredicate::SLE, threads, cx.i32_type().const_int(1, false), "one_worker")?;
+            let alone = self.one_worker()?;
             self.b.build_or(alone, small, "single")?
         } else {
             small
@@ -978,7 +977,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// than one chunk and a destination to update, and, unless a scatter
     /// updates floats, more than one worker. Returns them and the
     /// allocations' owner slots (freed at the function's exit otherwise).
-    fn alloc_partials(&mut self, leaves: &[LoopBody], chunks: IntValue<'ctx>, dest_len: IntValue<'ctx>) -> R<(ScatterParts<'ctx>, Vec<PointerValue<'ctx>>)> {
+    /// `lens`: each scatter's destination length, `dest_len` their sum.
+    fn alloc_partials(&mut self, leaves: &[LoopBody], chunks: IntValue<'ctx>, lens: &[IntValue<'ctx>], dest_len: IntValue<'ctx>) -> R<(ScatterParts<'ctx>, Vec<PointerValue<'ctx>>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let ptr = cx.ptr_type(Default::default());
@@ -997,18 +997,16 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // on the number of workers (the chunks depend only on the sizes).
         let exact = scatters.iter().all(|l| l.element_outs().iter().all(|v| !self.f.var(*v).ty.prim().is_float()));
         if exact {
-            let threads = self.b.build_call(self.runtime_fn("afc_get_num_threads"), &[], "threads")?.try_as_basic_value().basic().expect("afc_get_num_threads returns a count").into_int_value();
-            let workers = self.b.build_int_compare(IntPredicate::SGT, threads, cx.i32_type().const_int(1, false), "workers")?;
+            let alone = self.one_worker()?;
+            let workers = self.b.build_not(alone, "workers")?;
             on = self.b.build_and(on, workers, "partials")?;
         }
-        // The lengths before the branch: they are used after it.
-        let lens = scatters.iter().map(|l| self.size(l.element_outs()[0])).collect::<R<Vec<_>>>()?;
         let (alloc, join) = (self.new_block("partials.alloc"), self.new_block("partials.ready"));
         self.b.build_conditional_branch(on, alloc, join)?;
         self.b.position_at_end(alloc);
         let later = self.b.build_int_sub(chunks, one, "later_chunks")?;
         let mut made = vec![];
-        for (l, len) in scatters.iter().zip(lens) {
+        for (l, len) in scatters.iter().zip(lens.iter().copied()) {
             let LoopBody::Scatter { outs, .. } = l else { unreachable!() };
             let elems = self.b.build_int_mul(later, len, "partial_elems")?;
             let mut slots = vec![];
@@ -1087,24 +1085,16 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let (add, next) = (g.new_block("merge.add"), g.new_block("merge.next"));
                     g.b.build_conditional_branch(set, add, next)?;
                     g.b.position_at_end(add);
-                    let (mut args, mut dests, mut partial) = (vec![], vec![], vec![]);
+                    let (mut dests, mut partial) = (vec![], vec![]);
                     for ((o, base), buf) in outs.iter().zip(&outs_base).zip(&p.bufs) {
                         let prim = g.f.var(*o).ty.prim();
                         let t = mem_ty(cx, prim);
-                        let dp = unsafe { g.b.build_in_bounds_gep(t, *base, &[k], "dest")? };
-                        let x = g.b.build_load(t, dp, "dest")?;
-                        args.push(g.from_mem(x, prim)?);
-                        dests.push(dp);
+                        dests.push(unsafe { g.b.build_in_bounds_gep(t, *base, &[k], "dest")? });
                         let pp = unsafe { g.b.build_in_bounds_gep(t, *buf, &[at], "partial")? };
                         let y = g.b.build_load(t, pp, "partial")?;
                         partial.push(g.from_mem(y, prim)?);
                     }
-                    args.extend(partial);
-                    let rs = g.lambda(op, &args)?;
-                    for (dp, r) in dests.iter().zip(rs) {
-                        let m = g.to_mem(r)?;
-                        g.b.build_store(*dp, m)?;
-                    }
+                    g.combine_in_place(op, outs, &dests, partial)?;
                     g.b.build_unconditional_branch(next)?;
                     g.b.position_at_end(next);
                     Ok(())
@@ -1119,6 +1109,29 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         self.b.build_unconditional_branch(merged)?;
         self.b.position_at_end(merged);
+        Ok(())
+    }
+
+    /// Whether this call runs on one worker (`afc_get_num_threads`).
+    fn one_worker(&mut self) -> R<IntValue<'ctx>> {
+        let threads = self.b.build_call(self.runtime_fn("afc_get_num_threads"), &[], "threads")?.try_as_basic_value().basic().expect("afc_get_num_threads returns a count").into_int_value();
+        Ok(self.b.build_int_compare(IntPredicate::SLE, threads, self.cx.i32_type().const_int(1, false), "one_worker")?)
+    }
+
+    /// `out[k] = op(out[k], vals)` for each output, through `ptrs`: a
+    /// scatter's update of an element, and the merge of a partial one.
+    fn combine_in_place(&mut self, op: &Lambda, outs: &[VarId], ptrs: &[PointerValue<'ctx>], vals: Vec<BasicValueEnum<'ctx>>) -> R<()> {
+        let mut args = vec![];
+        for (out, ep) in outs.iter().zip(ptrs) {
+            let p = self.f.var(*out).ty.prim();
+            let old = self.b.build_load(mem_ty(self.cx, p), *ep, "old")?;
+            args.push(self.from_mem(old, p)?);
+        }
+        args.extend(vals);
+        for (ep, v) in ptrs.iter().zip(self.lambda(op, &args)?) {
+            let m = self.to_mem(v)?;
+            self.b.build_store(*ep, m)?;
+        }
         Ok(())
     }
 
@@ -1775,18 +1788,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     self.b.build_unconditional_branch(next)?;
                     self.b.position_at_end(update);
                 }
-                let mut args = vec![];
-                for (out, ep) in outs.iter().zip(&ptrs) {
-                    let p = self.f.var(*out).ty.prim();
-                    let old = self.b.build_load(mem_ty(self.cx, p), *ep, "old")?;
-                    args.push(self.from_mem(old, p)?);
-                }
-                args.extend(vals);
-                let rs = self.lambda(op, &args)?;
-                for (ep, v) in ptrs.iter().zip(rs) {
-                    let m = self.to_mem(v)?;
-                    self.b.build_store(*ep, m)?;
-                }
+                self.combine_in_place(op, outs, &ptrs, vals)?;
                 self.b.build_unconditional_branch(next)?;
                 self.b.position_at_end(next);
                 Ok(())
