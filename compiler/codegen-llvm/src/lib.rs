@@ -5,6 +5,7 @@
 mod abi;
 mod cpus;
 mod function;
+mod selects;
 
 use afc_ir::loops::Program;
 use inkwell::context::Context;
@@ -213,6 +214,7 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
     pbo.set_loop_unrolling(opts.opt_level >= 2);
     module.run_passes(&pipeline, &tm, pbo).map_err(|e| e.to_string())?;
     if opts.opt_level > 0 {
+        selects::integer_selects(&cx, &module);
         for func in module.get_functions() {
             if longest_block(func) > HUGE_BLOCK {
                 let kind = inkwell::attributes::Attribute::get_named_enum_kind_id;
