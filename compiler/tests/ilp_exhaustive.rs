@@ -45,7 +45,7 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
     let seed: u64 = std::env::var("AFC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     let count: usize = std::env::var("AFC_FUZZ_COUNT").ok().and_then(|s| s.parse().ok()).unwrap_or(40);
     let mut rng = Rng(0x9E3779B97F4A7C15 ^ seed);
-    let mut checked = 0;
+    let (mut checked, mut split) = (0, 0);
     for _ in 0..count {
         let n = 2 + rng.below(5);
         let src = random_program(&mut rng, n);
@@ -127,9 +127,12 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
         // The pipeline's clustering is the default model's (its traversal
         // orders, the solver's, may beat the enumeration's default ones).
         assert!(value(&under[0], &fs.clustering) <= under[0].best + 1e-6, "{}", src);
+        // Models of independent parts are solved part by part (docs/ilp.md).
+        split += under[0].chosen.how.contains(" parts)") as usize;
         checked += 1;
     }
     assert_eq!(checked, count);
+    assert!(count < 20 || split > 0, "no program was solved in independent parts: the split is not exercised");
 }
 
 #[test]

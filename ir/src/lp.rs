@@ -32,6 +32,21 @@ pub struct Lp {
     pub comments: Vec<String>,
 }
 
+/// One independent part of a program (`Lp::parts`): a program of its
+/// own over some of the variables, `vars[i]` being its variable `i`.
+#[derive(Clone, Debug)]
+pub struct Part {
+    pub lp: Lp,
+    pub vars: Vec<LpVar>,
+}
+
+impl Part {
+    /// The part's share of a point of the whole program.
+    pub fn restrict(&self, whole: &[f64]) -> Vec<f64> {
+        self.vars.iter().map(|v| whole[v.0]).collect()
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolveStatus {
     Optimal,
@@ -119,6 +134,49 @@ impl Lp {
         self.objective.iter().map(|(v, c)| c * sol[v.0]).sum()
     }
 
+    /// The independent parts of the program: the connected components of
+    /// its variables, two variables joined when a row has both. No row
+    /// spans two parts, so a point is feasible exactly when each part's
+    /// share of it is, and the objective is the sum of the parts'
+    /// objectives: the optimum is the parts' optima put together. Parts
+    /// come in order of their first variable; a variable in no row is a
+    /// part of its own.
+    pub fn parts(&self) -> Vec<Part> {
+        let mut u = petgraph::unionfind::UnionFind::<usize>::new(self.vars.len());
+        for r in &self.rows {
+            for w in r.terms.windows(2) {
+                u.union(w[0].0 .0, w[1].0 .0);
+            }
+        }
+        let mut index: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        let mut parts: Vec<Part> = vec![];
+        // Where each variable went: (part, its index there).
+        let mut at = Vec::with_capacity(self.vars.len());
+        for (i, v) in self.vars.iter().enumerate() {
+            let k = *index.entry(u.find(i)).or_insert_with(|| {
+                parts.push(Part { lp: Lp::default(), vars: vec![] });
+                parts.len() - 1
+            });
+            at.push((k, parts[k].vars.len()));
+            parts[k].vars.push(LpVar(i));
+            parts[k].lp.vars.push(v.clone());
+        }
+        let local = |v: LpVar| LpVar(at[v.0].1);
+        for r in &self.rows {
+            // A row of no variables is a constant: any part may check it.
+            let k = r.terms.first().map(|t| at[t.0 .0].0).unwrap_or(0);
+            if parts.is_empty() {
+                continue;
+            }
+            let terms = r.terms.iter().map(|(v, c)| (local(*v), *c)).collect();
+            parts[k].lp.rows.push(Row { name: r.name.clone(), terms, lo: r.lo, hi: r.hi });
+        }
+        for (v, c) in &self.objective {
+            parts[at[v.0].0].lp.objective.push((local(*v), *c));
+        }
+        parts
+    }
+
     /// Checks a candidate assignment against every bound and row.
     pub fn feasible(&self, sol: &[f64]) -> Result<(), String> {
         const EPS: f64 = 1e-6;
@@ -201,4 +259,38 @@ fn terms(vars: &[VarDef], ts: &[(LpVar, f64)]) -> String {
         let _ = write!(s, "{}{}{}{}", sign, if sign.is_empty() || i == 0 { "" } else { " " }, coef, vars[v.0].name);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_the_components_of_rows() {
+        let mut lp = Lp::default();
+        let a = lp.binary("a".into());
+        let b = lp.binary("b".into());
+        let free = lp.var("free".into(), 0.0, 3.0, false);
+        let c = lp.binary("c".into());
+        lp.row("ac".into(), vec![(a, 1.0), (c, 1.0)], 1.0, f64::INFINITY);
+        lp.row("b".into(), vec![(b, 2.0)], f64::NEG_INFINITY, 1.0);
+        lp.objective = vec![(c, 3.0), (a, 1.0), (b, -1.0)];
+        let parts = lp.parts();
+        let vars: Vec<Vec<LpVar>> = parts.iter().map(|p| p.vars.clone()).collect();
+        assert_eq!(vars, vec![vec![a, c], vec![b], vec![free]]);
+        // Rows and objective terms move to their part, renumbered.
+        assert_eq!(parts[0].lp.rows[0].terms, vec![(LpVar(0), 1.0), (LpVar(1), 1.0)]);
+        assert_eq!(parts[0].lp.objective, vec![(LpVar(1), 3.0), (LpVar(0), 1.0)]);
+        assert_eq!(parts[1].lp.rows[0].terms, vec![(LpVar(0), 2.0)]);
+        assert!(parts[2].lp.rows.is_empty() && parts[2].lp.objective.is_empty());
+        // A point is feasible exactly when every part's share is, and its
+        // value is the sum of the shares' values.
+        for point in [[1.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]] {
+            let whole = lp.feasible(&point).is_ok();
+            let each = parts.iter().all(|p| p.lp.feasible(&p.restrict(&point)).is_ok());
+            assert_eq!(whole, each, "{:?}", point);
+            let sum: f64 = parts.iter().map(|p| p.lp.value_of(&p.restrict(&point))).sum();
+            assert_eq!(lp.value_of(&point), sum);
+        }
+    }
 }

@@ -37,8 +37,18 @@ impl Model {
         let orders = afc_ir::cluster::orders(f, g, c).unwrap_or_else(|_| vec![0; g.len()]);
         let sibs = g.siblings();
         let mut v = vec![0.0; self.lp.vars.len()];
+        // A cluster's position: how many clusters of its part of the graph
+        // come before it (a cluster lies in one part: it is connected).
+        let (part, _) = parts_of(g);
+        let mut seen: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        let mut position = vec![0.0; c.clusters.len()];
+        for (i, members) in c.clusters.iter().enumerate() {
+            let k = seen.entry(part[members[0].0 as usize]).or_default();
+            position[i] = *k as f64;
+            *k += 1;
+        }
         for n in g.nodes() {
-            v[self.pi[n.0 as usize].0] = of[&n] as f64;
+            v[self.pi[n.0 as usize].0] = position[of[&n]];
             v[self.order[n.0 as usize].0] = orders[n.0 as usize] as f64;
         }
         let apart = |a: NodeId, b: NodeId| if of[&a] == of[&b] { 0.0 } else { 1.0 };
@@ -68,12 +78,15 @@ impl Model {
 /// the objective of the cost model (cost.rs).
 pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
     let mut lp = Lp::default();
-    let n = g.len() as f64;
     lp.comments.push(format!("clustering ILP of fn {} (edge-local model, docs/ilp.md)", f.name));
     for node in g.nodes() {
         lp.comments.push(format!("node {} = {} '{}'", node.0, f.node(node).combinator(), f.node(node).name));
     }
-    let pi: Vec<LpVar> = g.nodes().map(|a| lp.var(format!("pi_{}", a.0), 0.0, n, false)).collect();
+    // Positions only order the clusters of one connected part of the
+    // graph (docs/ilp.md, "Independent parts"): a part of k nodes needs
+    // positions 0..k, and k is the big M of its rows.
+    let span = part_sizes(g);
+    let pi: Vec<LpVar> = g.nodes().map(|a| lp.var(format!("pi_{}", a.0), 0.0, span[a.0 as usize], false)).collect();
     let p = |a: NodeId| pi[a.0 as usize];
     let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
 
@@ -91,7 +104,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
                 lp.binary(format!("x_{}_{}", a.0, b.0))
             };
             lp.row(format!("edge_lo_{}_{}", a.0, b.0), vec![(x, 1.0), (p(b), -1.0), (p(a), 1.0)], f64::NEG_INFINITY, 0.0);
-            lp.row(format!("edge_hi_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (x, -n)], f64::NEG_INFINITY, 0.0);
+            lp.row(format!("edge_hi_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (x, -span[a.0 as usize])], f64::NEG_INFINITY, 0.0);
             fused_edges.insert((a, b), x);
         } else {
             lp.row(format!("prevent_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0)], 1.0, f64::INFINITY);
@@ -105,6 +118,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
             continue;
         }
         let s = lp.binary(format!("s_{}_{}", a.0, b.0));
+        let n = span[a.0 as usize];
         lp.row(format!("sib_lo_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (s, -n)], f64::NEG_INFINITY, 0.0);
         lp.row(format!("sib_hi_{}_{}", a.0, b.0), vec![(p(a), 1.0), (p(b), -1.0), (s, -n)], f64::NEG_INFINITY, 0.0);
         fused_siblings.insert((a, b), s);
@@ -359,6 +373,32 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
         constant_reads
     ));
     Model { lp, pi, order, fused_edges, fused_siblings, manifest, reads }
+}
+
+/// The number of nodes in each node's connected part of the graph (edges
+/// and sibling pairs, in either direction): the most positions its
+/// clusters need.
+fn part_sizes(g: &DepGraph) -> Vec<f64> {
+    let (part, size) = parts_of(g);
+    part.iter().map(|p| size[p] as f64).collect()
+}
+
+/// Each node's connected part of the graph (a representative node), and
+/// the parts' sizes.
+fn parts_of(g: &DepGraph) -> (Vec<usize>, std::collections::HashMap<usize, usize>) {
+    let mut u = Groups::new(g.len());
+    for (a, b, _) in g.edges() {
+        u.union(a.0 as usize, b.0 as usize);
+    }
+    for &(a, b) in g.siblings().keys() {
+        u.union(a.0 as usize, b.0 as usize);
+    }
+    let part: Vec<usize> = (0..g.len()).map(|i| u.find(i)).collect();
+    let mut size = std::collections::HashMap::new();
+    for p in &part {
+        *size.entry(*p).or_default() += 1;
+    }
+    (part, size)
 }
 
 /// Solves the model, warm-started from the greedy clustering, and reads

@@ -165,39 +165,39 @@ pub fn solve_checked(
     read: impl Fn(&Solution) -> Option<Clustering>,
 ) -> Clustering {
     let greedy = || start.as_ref().map(|(c, _)| (*c).clone()).unwrap_or_else(|| greedy::cluster(f, g));
-    // The greedy clustering's objective, when its values satisfy the model.
-    let warm = start.as_ref().filter(|(_, v)| lp.feasible(v).is_ok()).map(|(_, v)| lp.value_of(v));
-    // Objectives are sums of integer weights: half a unit above the start
-    // keeps solutions as good as it.
-    let limits = Limits { nodes: cfg.nodes.unwrap_or_else(|| default_nodes(lp)), seconds: cfg.time_limit, cutoff: warm.map(|w| w + 0.5) };
-    let sol = cfg.solver.solve(lp, limits);
+    // The greedy clustering's values, when they satisfy the model.
+    let start_values = start.as_ref().map(|(_, v)| v.as_slice()).filter(|v| lp.feasible(v).is_ok());
+    let warm = start_values.map(|v| lp.value_of(v));
+    let solved = solve_parts(cfg, lp, start_values);
+    let sol = &solved.solution;
     if sol.stop == Stop::TimeLimit {
         // The one way the clustering can depend on the machine: say so.
         eprintln!(
             "afc: warning: fn {}: the ILP solver's time limit ({} s) stopped it before its node limit; the clustering may differ between machines (raise --ilp-time-limit, or set --ilp-nodes)",
-            f.name, limits.seconds
+            f.name, cfg.time_limit
         );
     }
     let stopped = match sol.stop {
         Stop::Finished => "stopped".to_string(),
-        Stop::NodeLimit => format!("node limit {} reached", limits.nodes),
-        Stop::TimeLimit => format!("time limit {} s reached", limits.seconds),
+        Stop::NodeLimit => format!("node limit {} reached", solved.node_limit),
+        Stop::TimeLimit => format!("time limit {} s reached", cfg.time_limit),
     };
+    let parts = if solved.parts > 1 { format!(", {} parts", solved.parts) } else { String::new() };
     let from = warm.map(|w| format!(", greedy {}", w)).unwrap_or_default();
     let with_how = |how: String| {
         let mut c = greedy();
         c.how = how;
         c
     };
-    if sol.status == SolveStatus::None {
-        return match (warm, sol.stop) {
-            // Nothing beats the cutoff: the start is optimal.
-            (Some(w), Stop::Finished) => with_how(format!("{}: optimal (objective {}, greedy {})", model, w, w)),
-            (Some(w), _) => with_how(format!("{}: best found, gap {:.1}%, {} (objective {}, greedy {})", model, afc_ir::lp::gap_percent(w, sol.bound), stopped, w, w)),
+    if !solved.improved {
+        return match (warm, sol.status) {
+            // Nothing beats the cutoff anywhere: the start is optimal.
+            (Some(w), SolveStatus::Optimal) => with_how(format!("{}: optimal (objective {}, greedy {}{})", model, w, w, parts)),
+            (Some(w), _) => with_how(format!("{}: best found, gap {:.1}%, {} (objective {}, greedy {}{})", model, sol.gap_percent(), stopped, w, w, parts)),
             (None, _) => with_how(format!("{}: greedy fallback: no solution found ({})", model, stopped)),
         };
     }
-    let checked = read(&sol)
+    let checked = read(sol)
         .map(|mut c| {
             if crate::pipeline::corrupt("ilp") {
                 c.clusters.reverse();
@@ -208,16 +208,106 @@ pub fn solve_checked(
         .and_then(|c| verify(f, g, &c).map(|_| c));
     match (checked, sol.status) {
         (Ok(mut c), SolveStatus::Optimal) => {
-            c.how = format!("{}: optimal (objective {}{})", model, sol.objective, from);
+            c.how = format!("{}: optimal (objective {}{}{})", model, sol.objective, from, parts);
             c
         }
         (Ok(mut c), _) => {
-            c.how = format!("{}: best found, gap {:.1}%, {} (objective {}{})", model, sol.gap_percent(), stopped, sol.objective, from);
+            c.how = format!("{}: best found, gap {:.1}%, {} (objective {}{}{})", model, sol.gap_percent(), stopped, sol.objective, from, parts);
             c
         }
         (Err(e), SolveStatus::Optimal) => afc_ir::ice::fail("cluster", &format!("the {} solution for fn {} fails its check: {}", model, f.name, e), &lp.to_lp_format()),
         (Err(e), _) => with_how(format!("{}: greedy fallback: the stopped solver's solution fails its check ({}): {}", model, stopped, e)),
     }
+}
+
+/// A model solved part by part.
+struct Solved {
+    /// The parts' answers put together: optimal when every part's is.
+    solution: Solution,
+    /// Parts the solver was run on (parts of one variable and no row are
+    /// set directly).
+    parts: usize,
+    /// Whether some part found better than the warm start (with no warm
+    /// start: whether every part found a solution).
+    improved: bool,
+    /// The node limit of the first part that reached its own.
+    node_limit: u64,
+}
+
+/// Solves the model's independent parts one at a time (docs/ilp.md,
+/// "Independent parts"): no row joins two parts, so the optimum is the
+/// parts' optima put together, and each part is a smaller search. Each
+/// part has its own deterministic node limit (scaled with the part) and
+/// the warm start's share of the objective as its cutoff, and keeps the
+/// warm start's values where the solver finds nothing better; the time
+/// limit is shared by all.
+fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>) -> Solved {
+    let clock = std::time::Instant::now();
+    let mut values = start.map(|v| v.to_vec()).unwrap_or_else(|| lp.vars.iter().map(|v| v.lo).collect());
+    let (mut optimal, mut found, mut improved) = (true, true, false);
+    let (mut bound, mut stop, mut node_limit, mut parts) = (0.0, Stop::Finished, 0, 0);
+    for part in lp.parts() {
+        let own = start.map(|v| part.restrict(v));
+        let own_value = own.as_ref().map(|v| part.lp.value_of(v));
+        if part.lp.rows.is_empty() {
+            // Variables no row constrains: each at its cheaper bound (the
+            // warm start's value where the objective does not care).
+            for (i, v) in part.vars.iter().enumerate() {
+                let def = &part.lp.vars[i];
+                let c: f64 = part.lp.objective.iter().filter(|(x, _)| x.0 == i).map(|(_, c)| c).sum();
+                if c > 0.0 || (c == 0.0 && start.is_none()) {
+                    values[v.0] = def.lo;
+                } else if c < 0.0 {
+                    values[v.0] = def.hi;
+                }
+            }
+            bound += part.lp.value_of(&part.restrict(&values));
+            continue;
+        }
+        parts += 1;
+        let nodes = cfg.nodes.unwrap_or_else(|| default_nodes(&part.lp));
+        let seconds = (cfg.time_limit - clock.elapsed().as_secs_f64()).max(0.0);
+        // Objectives are sums of integer weights: half a unit above the
+        // start keeps solutions as good as it.
+        let sol = cfg.solver.solve(&part.lp, Limits { nodes, seconds, cutoff: own_value.map(|w| w + 0.5) });
+        if sol.stop != Stop::Finished {
+            if stop == Stop::Finished {
+                node_limit = nodes;
+            }
+            if stop != Stop::TimeLimit {
+                stop = sol.stop;
+            }
+        }
+        match (sol.status, own_value) {
+            (SolveStatus::None, Some(w)) => {
+                // Nothing beats the start's share: it stays, optimal if the
+                // search finished.
+                optimal &= sol.stop == Stop::Finished;
+                bound += if sol.stop == Stop::Finished { w } else { sol.bound.min(w) };
+            }
+            (SolveStatus::None, None) => {
+                found = false;
+                optimal = false;
+            }
+            (status, _) => {
+                for (i, v) in part.vars.iter().enumerate() {
+                    values[v.0] = sol.values[i];
+                }
+                improved = true;
+                optimal &= status == SolveStatus::Optimal;
+                bound += sol.bound;
+            }
+        }
+    }
+    let status = match (found, optimal) {
+        (false, _) => SolveStatus::None,
+        (true, true) => SolveStatus::Optimal,
+        (true, false) => SolveStatus::Feasible,
+    };
+    let improved = if start.is_some() { improved } else { found };
+    let objective = lp.value_of(&values);
+    let bound = if status == SolveStatus::Optimal { objective } else { bound.min(objective) };
+    Solved { solution: Solution { status, values, objective, bound, stop }, parts, improved, node_limit }
 }
 
 /// Clusters as sets of node ids: petgraph's union-find, read back as
