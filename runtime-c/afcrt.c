@@ -83,13 +83,23 @@ void afc_rt_leave(void) { depth--; }
  *
  * Fresh pages cost a page fault each on first touch, often more than the
  * work done on them, so freed blocks are kept in per-size-class free lists
- * (powers of two from 4 KiB) and handed out again. A header in front of each
- * block records its class. */
+ * (powers of two from 4 KiB) and handed out again. A header just before
+ * each block's data records its class.
+ *
+ * Large arrays start half a page (COLOUR bytes) further in. Large blocks
+ * of glibc's malloc, aligned_alloc and of this pool itself start a few
+ * dozen bytes past a page boundary, so an array computed from a caller's
+ * array would otherwise start a few cache lines after it modulo 4 KiB:
+ * the 4 KiB aliasing under which afc's compiled loops give up streaming
+ * stores (docs/strategy.md, "Stores"). Arrays of one class share the
+ * colour, so afc's own arrays stay at distance 0 from each other. */
 
 #define ALIGN 64
 #define MIN_CLASS 12 /* 4 KiB */
 #define MAX_CLASS 40
 #define KEEP_PER_CLASS 8
+#define COLOUR 2048
+#define COLOUR_FROM 21 /* classes of 2 MiB and up */
 
 typedef struct block { struct block *next; int cls; } block;
 
@@ -99,17 +109,20 @@ static int pool_len[MAX_CLASS + 1];
 static int64_t alloc_count;
 static int64_t live_count;
 
+/* Where a class's data starts past its allocation: its colour, then room
+ * for the header. */
+static size_t offset_of(int cls) { return (cls >= COLOUR_FROM ? COLOUR : 0) + ALIGN; }
+
 static int class_of(size_t bytes) {
     int c = MIN_CLASS;
-    while (c < MAX_CLASS && ((size_t)1 << c) < bytes) c++;
+    while (c < MAX_CLASS && ((size_t)1 << c) < bytes + offset_of(c)) c++;
     return c;
 }
 
 void *afc_alloc(size_t bytes) {
-    size_t total = bytes + ALIGN;
-    if (total < bytes) return NULL;
-    int cls = class_of(total);
-    if (((size_t)1 << cls) < total) return NULL;
+    if (bytes > ((size_t)1 << MAX_CLASS)) return NULL;
+    int cls = class_of(bytes);
+    if (((size_t)1 << cls) < bytes + offset_of(cls)) return NULL;
     block *b = NULL;
     pthread_mutex_lock(&pool_lock);
     alloc_count++;
@@ -130,7 +143,7 @@ void *afc_alloc(size_t bytes) {
             pthread_mutex_unlock(&pool_lock);
             return NULL;
         }
-        b = (block *)p;
+        b = (block *)((char *)p + offset_of(cls) - ALIGN);
     }
     b->cls = cls;
     return (char *)b + ALIGN;
@@ -149,7 +162,7 @@ void afc_free(void *data) {
         b = NULL;
     }
     pthread_mutex_unlock(&pool_lock);
-    free(b);
+    if (b) free((char *)b - (offset_of(cls) - ALIGN));
 }
 
 int64_t afc_alloc_count(void) {
