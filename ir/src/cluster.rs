@@ -59,7 +59,8 @@ impl Clustering {
 /// evaluated at that gather's indices. Each fused edge must connect the
 /// producer's order to the consumer's read order (its own, the opposite for
 /// a reverse, the label for a gather's source); required orders must hold;
-/// only maps, generates and gathers may take a label, and a node whose
+/// only nodes that compute an element alone and cannot fail may take a
+/// label (`Function::label_computable`), and a node whose
 /// output is written to memory must run in order 0 or 1 (every element is
 /// computed). `Err` if no such orders exist. Unconstrained nodes run left
 /// to right, following shared reads where they can.
@@ -111,6 +112,9 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
             }
             if *o >= 2 && !node.index_computable() {
                 return Err(format!("'{}' cannot be evaluated at a gather's indices", node.name));
+            }
+            if *o >= 2 && !f.label_computable(NodeId(a as u32)) {
+                return Err(format!("'{}' may fail, so it cannot run at a gather's indices only (an element not gathered would skip its error)", node.name));
             }
             if *o >= 2 && !edges.iter().any(|(p, _, _)| *p == a) {
                 return Err(format!("'{}' runs at a gather's indices but feeds nothing there", node.name));

@@ -347,9 +347,15 @@ impl Node {
     pub fn gathered_inputs(&self) -> &[VarId] {
         self.comb().gathered()
     }
-    /// Can the node compute the element at any index on its own?
+    /// Can the node compute the element at any index on its own? (Whether
+    /// it may then run at a gather's indices: `Function::label_computable`.)
     pub fn index_computable(&self) -> bool {
         self.comb().index_computable()
+    }
+    /// Can computing one element fail: a gather's index out of range, or a
+    /// worker that indexes or divides integers?
+    pub fn element_may_fail(&self, vars: &[VarInfo]) -> bool {
+        matches!(self.comb().label_index(), Some(crate::loops::LabelIndex::Arrays(_))) || crate::loops::block_fallible(vars, &self.lambda().body)
     }
     /// The arrays (or, for a fold, scalars) the node computes.
     pub fn outputs(&self) -> &[VarId] {
@@ -436,6 +442,16 @@ impl Function {
     }
     pub fn node(&self, n: NodeId) -> &Node {
         &self.nodes[n.0 as usize]
+    }
+    /// May node `n` run at a gather's indices, computing only the elements
+    /// gathered? It must compute an element at any index on its own, and
+    /// computing one must not be able to fail: the elements nobody gathers
+    /// are never computed, so an error one of them raises (an integer
+    /// division by zero, an index out of range) would vanish with the
+    /// fusion, and whether a call fails must not depend on its clustering.
+    pub fn label_computable(&self, n: NodeId) -> bool {
+        let node = self.node(n);
+        node.index_computable() && !node.element_may_fail(&self.vars)
     }
     pub fn node_ids(&self) -> impl Iterator<Item = NodeId> {
         (0..self.nodes.len() as u32).map(NodeId)

@@ -212,7 +212,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
             let whole = node.outputs().iter().any(|v| g.forced_manifest.contains(v));
             let (lo, hi) = match node.fixed_order() {
                 Some(o) => (o as f64, o as f64),
-                None if node.index_computable() && !whole => (0.0, 1.0 + gcount),
+                None if f.label_computable(a) && !whole => (0.0, 1.0 + gcount),
                 None => (0.0, 1.0),
             };
             lp.var(format!("o_{}", a.0), lo, hi, true)
@@ -244,7 +244,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
     // o_a + g·Σ x ≤ 1 + g·|out|.
     if gcount > 0.0 {
         for a in g.nodes() {
-            if !f.node(a).index_computable() {
+            if !f.label_computable(a) {
                 continue;
             }
             let outs: Vec<LpVar> = fused_edges.iter().filter(|((p, _), _)| *p == a).map(|(_, x)| *x).collect();
@@ -286,7 +286,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
         let prod = producers[v.0 as usize].unwrap();
         // An array written to memory is computed whole: its producer runs
         // in order 0 or 1, not at a gather's indices (papers/002 (11)).
-        if gcount > 0.0 && f.node(prod).index_computable() {
+        if gcount > 0.0 && f.label_computable(prod) {
             lp.row(format!("whole_{}", v.0), vec![(order[prod.0 as usize], 1.0), (m, gcount)], f64::NEG_INFINITY, 1.0 + gcount);
         }
         for c in g.readers.get(v).into_iter().flatten() {

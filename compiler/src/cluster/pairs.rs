@@ -112,7 +112,7 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
             let whole = node.outputs().iter().any(|v| g.forced_manifest.contains(v));
             let (lo, hi) = match node.fixed_order() {
                 Some(o) => (o as f64, o as f64),
-                None if node.index_computable() && !whole => (0.0, 1.0 + gcount),
+                None if f.label_computable(*a) && !whole => (0.0, 1.0 + gcount),
                 None => (0.0, 1.0),
             };
             lp.var(format!("o_{}", a.0), lo, hi, true)
@@ -140,7 +140,7 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
     // A node runs at a gather's label only to feed a fused consumer there.
     if gcount > 0.0 {
         for a in &nodes {
-            if !f.node(*a).index_computable() {
+            if !f.label_computable(*a) {
                 continue;
             }
             let outs: Vec<LpVar> = g.edges().filter(|(p, _, e)| *p == *a && e.is_fusible()).filter_map(|(p, q, _)| x.get(&key(p, q)).copied()).collect();
@@ -161,7 +161,7 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
     }
     for a in &nodes {
         if let Some(&ca) = c.get(a) {
-            if gcount > 0.0 && f.node(*a).index_computable() {
+            if gcount > 0.0 && f.label_computable(*a) {
                 // c_a = 1 (uncontracted) ⇒ o_a ≤ 1. Results are not forced
                 // manifest in this model, so also bound their order.
                 lp.row(format!("whole_{}", a.0), vec![(order[a.0 as usize], 1.0), (ca, gcount)], f64::NEG_INFINITY, 1.0 + gcount);
