@@ -16,7 +16,6 @@
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::Module;
-use inkwell::types::BasicTypeEnum;
 use inkwell::values::{AnyValueEnum, BasicValue, BasicValueEnum, InstructionOpcode, InstructionValue};
 
 /// Rewrites every float select of `module` that shares its float
@@ -86,10 +85,12 @@ fn as_integer_select<'ctx>(cx: &'ctx Context, b: &Builder<'ctx>, ins: Instructio
     let (cond, t, f) = (value(ins, 0)?, value(ins, 1)?, value(ins, 2)?);
     let (BasicValueEnum::FloatValue(t), BasicValueEnum::FloatValue(f)) = (t, f) else { return None };
     let float_ty = t.get_type();
-    let bits = match BasicTypeEnum::FloatType(float_ty) {
-        x if x == cx.f64_type().into() => cx.i64_type(),
-        x if x == cx.f32_type().into() => cx.i32_type(),
-        _ => return None,
+    let bits = if float_ty == cx.f64_type() {
+        cx.i64_type()
+    } else if float_ty == cx.f32_type() {
+        cx.i32_type()
+    } else {
+        return None;
     };
     b.position_before(&ins);
     let ti = b.build_bit_cast(t, bits, "sel.t").ok()?;

@@ -247,23 +247,20 @@ fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>) -> Solved {
     let (mut optimal, mut found, mut improved) = (true, true, false);
     let (mut bound, mut stop, mut node_limit, mut parts) = (0.0, Stop::Finished, 0, 0);
     for part in lp.parts() {
-        let own = start.map(|v| part.restrict(v));
-        let own_value = own.as_ref().map(|v| part.lp.value_of(v));
         if part.lp.rows.is_empty() {
-            // Variables no row constrains: each at its cheaper bound (the
-            // warm start's value where the objective does not care).
-            for (i, v) in part.vars.iter().enumerate() {
-                let def = &part.lp.vars[i];
-                let c: f64 = part.lp.objective.iter().filter(|(x, _)| x.0 == i).map(|(_, c)| c).sum();
-                if c > 0.0 || (c == 0.0 && start.is_none()) {
-                    values[v.0] = def.lo;
-                } else if c < 0.0 {
-                    values[v.0] = def.hi;
-                }
+            // One variable no row constrains: at its cheaper bound (where
+            // the objective does not care, it keeps its start or lower bound).
+            let (v, def) = (part.vars[0], &part.lp.vars[0]);
+            let c: f64 = part.lp.objective.iter().map(|(_, c)| c).sum();
+            if c > 0.0 {
+                values[v.0] = def.lo;
+            } else if c < 0.0 {
+                values[v.0] = def.hi;
             }
-            bound += part.lp.value_of(&part.restrict(&values));
+            bound += c * values[v.0];
             continue;
         }
+        let own_value = start.map(|v| part.lp.value_of(&part.restrict(v)));
         parts += 1;
         let nodes = cfg.nodes.unwrap_or_else(|| default_nodes(&part.lp));
         let seconds = (cfg.time_limit - clock.elapsed().as_secs_f64()).max(0.0);
