@@ -8,6 +8,7 @@ pub mod fusion;
 pub mod graph;
 pub mod header;
 pub mod lower;
+pub mod narrow;
 pub mod pipeline;
 pub mod report;
 pub mod sizes;

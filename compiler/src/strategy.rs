@@ -4,6 +4,8 @@
 //!
 //! - how a filter writes: branch-free compaction when the work under its
 //!   guard can run unguarded and is cheap, else a branch;
+//! - what a picking fold carries: the position of its pick, not the
+//!   picked components (`narrow.rs`);
 //! - how a fold accumulates: K independent lanes for operators LANGUAGE.md
 //!   lets afc reorder, trees of K consecutive elements (blocked partials in
 //!   index order) for those it may only rebracket, one chain otherwise; a
@@ -89,6 +91,9 @@ const MAX_UNROLL: u32 = 32;
 
 /// Decides every loop's strategies in `f`.
 pub fn choose(f: &mut Function, cfg: &Config) {
+    // Picking folds carry positions first: the strategies are chosen for
+    // the state the loop really carries.
+    crate::narrow::narrow(f);
     let vars = f.vars.clone();
     let snapshot = f.clone();
     for n in f.nests_mut() {

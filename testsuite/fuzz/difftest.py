@@ -197,6 +197,26 @@ class Gen:
                         op = "(+)"
                     lines.append("let %s = fold(%s, %s, %s);" % (name, op, self.lit(et, True), src))
                     env.append((name, et))
+                elif len(arrays) >= 2 and r.random() < 0.5:
+                    # A picking fold (an arg-max): keeps the state or the
+                    # element whole, on a comparison of some components
+                    # (docs/strategy.md, "Picking folds").
+                    ins = r.sample(arrays, r.randint(2, min(3, len(arrays))))
+                    p, q = self.fresh("p"), self.fresh("q")
+                    wenv = env + [("%s.%d" % (v, j), t) for v in (p, q) for j, (_, t) in enumerate(ins)]
+                    keys = [j for j, (_, t) in enumerate(ins) if t in NUM]
+                    if keys and r.random() < 0.7:
+                        j = r.choice(keys)
+                        cond = "%s.%d %s %s.%d" % (q, j, r.choice([">", ">=", "<", "<="]), p, j)
+                    else:
+                        cond = self.expr("bool", wenv, [], 2)
+                    if r.random() < 0.7:
+                        body = "if %s { %s } else { %s }" % (cond, q, p)
+                    else:
+                        body = "(%s)" % ", ".join("select(%s, %s.%d, %s.%d)" % (cond, q, j, p, j) for j in range(len(ins)))
+                    init = ", ".join(self.lit(t, True) for _, t in ins)
+                    lines.append("let %s = fold(|%s, %s| %s, (%s), zip(%s));" % (name, p, q, body, init, ", ".join(v for v, _ in ins)))
+                    env += [("%s.%d" % (name, j), t) for j, (_, t) in enumerate(ins)]
                 else:
                     acc = r.choice(NUM)
                     a, x = self.fresh("a"), self.fresh("e")
