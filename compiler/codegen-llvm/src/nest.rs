@@ -1381,10 +1381,22 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Ok(Pos { i, last: Some(last), total, loops, lane, trip, mask: outer.and_then(|o| o.mask), mirrored: None, limit: None })
         };
         if l.paired {
-            // Positions k and n-1-k in one trip, then the middle one.
-            let half = self.b.build_int_signed_div(extent, i64t.const_int(2, false), "half")?;
+            // Positions k and n-1-k in one trip, then the middle one. A
+            // chunk [lo, hi) of the root's positions runs the pairs
+            // [lo/2, hi/2) — consecutive chunks share out [0, n/2) — and the
+            // last chunk the middle one: each chunk about hi - lo positions.
+            let two = i64t.const_int(2, false);
+            let half = self.b.build_int_signed_div(extent, two, "half")?;
+            let (plo, phi, last) = match (outer, nx.chunk) {
+                (None, Some(c)) => (
+                    self.b.build_int_signed_div(c.lo, two, "pairs_lo")?,
+                    self.b.build_int_signed_div(c.hi, two, "pairs_hi")?,
+                    Some(self.b.build_int_compare(IntPredicate::EQ, c.hi, extent, "last_chunk")?),
+                ),
+                _ => (i64t.const_zero(), half, None),
+            };
             nx.halves = Some(self.half_scopes(&name));
-            self.counted(&name, i64t.const_zero(), half, 1, &mut |g, k| {
+            self.counted(&name, plo, phi, 1, &mut |g, k| {
                 let mut p = at(g, k, 0, false)?;
                 p.mirrored = Some(false);
                 g.scalars.insert(l.index, k.into());
@@ -1396,7 +1408,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 g.copy(&l.body, &q, nx)
             })?;
             nx.halves = None;
-            let odd = self.b.build_int_compare(IntPredicate::NE, self.b.build_int_signed_rem(extent, i64t.const_int(2, false), "")?, i64t.const_zero(), "odd")?;
+            let mut odd = self.b.build_int_compare(IntPredicate::NE, self.b.build_int_signed_rem(extent, two, "")?, i64t.const_zero(), "odd")?;
+            if let Some(last) = last {
+                odd = self.b.build_and(odd, last, "middle_here")?;
+            }
             let (mid, done) = (self.new_block(&format!("{}.middle", name)), self.new_block(&format!("{}.done", name)));
             self.b.build_conditional_branch(odd, mid, done)?;
             self.b.position_at_end(mid);

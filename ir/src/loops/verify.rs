@@ -454,8 +454,8 @@ fn parallel(vars: &[VarInfo], n: &LoopNest, p: Parallel) -> Result<(), String> {
     }
 }
 
-/// Why a nest cannot run in chunks, if it cannot: a paired loop walks both
-/// ends at once. Everything else can: folds the nest owns leave per-chunk
+/// Why a nest cannot run in chunks, if it cannot. Most can: a paired loop
+/// gives each chunk the pairs of its half of the positions; folds the nest owns leave per-chunk
 /// partial results combined in index order (lanes start each chunk from the
 /// identity, other folds from the chunk's first element); scans and filters
 /// carry their state over in two passes (`two_pass`); scatters update a
@@ -466,9 +466,6 @@ fn parallel(vars: &[VarInfo], n: &LoopNest, p: Parallel) -> Result<(), String> {
 /// in two passes. The strategy pass asks the same question before it marks
 /// a nest parallel.
 pub fn parallel_blocker(vars: &[VarInfo], n: &LoopNest) -> Option<String> {
-    if n.root.paired {
-        return Some("and paired".into());
-    }
     for l in n.root.body.leaves() {
         match l {
             LoopBody::Scatter { name, op, src, dims, outs, .. } => {
