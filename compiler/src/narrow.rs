@@ -255,41 +255,28 @@ fn apply(f: &mut Function, n: &mut LoopNest, plan: Plan) -> Vec<Stmt> {
     let positions = new_var(f, &format!("{}.i", name), VarTy::Array(1, Prim::I64), plan.fold);
     let ix = new_var(f, "i", i64t, plan.fold);
     f.sizes.insert(positions, vec![n.root.extent]);
-    let mut stmt = None;
-    let mut leaf = None;
+    // Rewrite the fold in place; its old initial values and results are
+    // what the statements after the nest need.
+    let mut old = None;
     n.root.body.visit_mut(&mut |b| {
         if let Body::Leaf(LoopBody::ManyToOne { name: fname, init, reads, op, results, .. }, _) = b {
-            if results[0] != plan.fold || stmt.is_some() {
+            if results[0] != plan.fold || old.is_some() {
                 return;
             }
-            leaf = Some(fname.clone());
-            stmt = Some((init.clone(), results.clone(), op.clone(), reads.clone()));
+            let k = results.len();
+            let keep: Vec<usize> = (0..k).filter(|j| !plan.comps.contains(j)).collect();
+            *op = rewrite_worker(f, op, k, &plan.comps, &keep);
+            *reads = narrowed(positions, reads, &keep);
+            let init2 = narrowed(Operand::Const(Const::I64(-1)), init, &keep);
+            let results2 = narrowed(at, results, &keep);
+            old = Some((fname.clone(), std::mem::replace(init, init2), std::mem::replace(results, results2)));
         }
     });
-    let (init, results, op, reads) = stmt.expect("the planned fold is in its nest");
-    let k = results.len();
-    let keep: Vec<usize> = (0..k).filter(|j| !plan.comps.contains(j)).collect();
-    let op2 = rewrite_worker(f, &op, k, &plan.comps, &keep);
-    let mut init2 = vec![Operand::Const(Const::I64(-1))];
-    init2.extend(keep.iter().map(|&j| init[j]));
-    let mut reads2 = vec![positions];
-    reads2.extend(keep.iter().map(|&j| reads[j]));
-    let mut results2 = vec![at];
-    results2.extend(keep.iter().map(|&j| results[j]));
-    n.root.body.visit_mut(&mut |b| {
-        if let Body::Leaf(LoopBody::ManyToOne { init, reads, op, results, .. }, _) = b {
-            if results[0] == plan.fold {
-                *init = init2.clone();
-                *reads = reads2.clone();
-                *op = op2.clone();
-                *results = results2.clone();
-            }
-        }
-    });
+    let (leaf, init, results) = old.expect("the planned fold is in its nest");
     let placeholder = Body::Leaf(LoopBody::Reverse { name: String::new(), reads: vec![], outs: vec![] }, 0);
     let body = std::mem::replace(&mut n.root.body, placeholder);
     let from_index = LoopBody::FromIndex {
-        name: format!("{}.i", leaf.unwrap_or(name)),
+        name: format!("{}.i", leaf),
         f: Lambda { params: vec![ix], body: Block { stmts: vec![], results: vec![Operand::Var(ix)] }, captures: vec![] },
         outs: vec![positions],
     };
@@ -309,6 +296,11 @@ fn apply(f: &mut Function, n: &mut LoopNest, plan: Plan) -> Vec<Stmt> {
         Stmt::Assign { dst: found, rhs: Rhs::Binary(BinOp::Ge, Operand::Var(at), Operand::Const(Const::I64(0))), span },
         Stmt::If { dsts: plan.comps.iter().map(|&j| results[j]).collect(), cond: Operand::Var(found), then, els, span },
     ]
+}
+
+/// `first`, then the components `keep` of `xs`.
+fn narrowed<T: Copy>(first: T, xs: &[T], keep: &[usize]) -> Vec<T> {
+    std::iter::once(first).chain(keep.iter().map(|&j| xs[j])).collect()
 }
 
 /// The worker with components `comps` of both rows replaced by one

@@ -27,25 +27,7 @@ if [ ! -f "$shared/c/anchors.h" ]; then
 fi
 mkdir -p "$out"
 rm -f "$out"/*.jsonl
-
-# The runtime's objects, so that each afc column is one relocatable object
-# (the anchors' Makefile links only .o files).
-rt="$out/rt"
-mkdir -p "$rt"
-(cd "$rt" && ar x "$root/build/libafcrt.a")
-
-"$afc" "$here/anchors.acc" --emit=header -o "$out/anchors_afc.h"
-cc -O2 -Wall -I"$root/runtime-c" -I"$shared/c" -I"$out" -c "$here/adapters.c" -o "$out/adapters.o"
-for mode in ilp none fast; do
-  case $mode in
-    fast) flags=(--fusion=ilp --fast-math) ;;
-    *) flags=(--fusion=$mode) ;;
-  esac
-  "$afc" "$here/anchors.acc" -O3 "${flags[@]}" -o "$out/anchors_$mode.o"
-  ld -r "$out/anchors_$mode.o" "$out/adapters.o" "$rt"/*.o -o "$out/afc_$mode.o"
-  # (the anchors' Makefile links .o files only: -fopenmp brings libgomp)
-  make -s -C "$shared" B="$out/$mode" AFC_OBJS="$out/afc_$mode.o" CC="gcc -fopenmp" >/dev/null
-done
+"$here/build.sh" "$out" ilp none fast
 cores="$(nproc)"
 echo "== anchors: n = $n, median of $reps, ms (ratios from one process each); afc on 1 worker, then on $cores"
 AFC_NUM_THREADS=1 "$out/ilp/bench_c" -n "$n" -r "$reps" -j "$out/fused.jsonl" > "$out/fused.txt"

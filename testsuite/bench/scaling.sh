@@ -8,22 +8,8 @@
 set -eu
 [ "${1:-}" = build ] && [ -n "${2:-}" ] || { echo "usage: scaling.sh build DIR" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$(dirname "$here")")
-shared=${SHARED_BENCH:-$root/../shared/bench}
 out=$(mkdir -p "$2" && cd "$2" && pwd)
-afc="$root/target/release/afc"
-mkdir -p "$out/rt"
-(cd "$out/rt" && ar x "$root/build/libafcrt.a")
-"$afc" "$here/anchors.acc" --emit=header -o "$out/anchors_afc.h"
-cc -O2 -march=x86-64-v3 -I"$root/runtime-c" -I"$shared/c" -I"$out" -c "$here/adapters.c" -o "$out/adapters.o"
-for mode in ilp fast; do
-  flags=--fusion=ilp
-  [ $mode = fast ] && flags="--fusion=ilp --fast-math"
-  # shellcheck disable=SC2086
-  "$afc" "$here/anchors.acc" -O3 $flags --cpu x86-64-v3 -o "$out/anchors_$mode.o"
-  ld -r "$out/anchors_$mode.o" "$out/adapters.o" "$out/rt"/*.o -o "$out/afc_$mode.o"
-  make -s -C "$shared" B="$out/$mode" AFC_OBJS="$out/afc_$mode.o" CC="gcc -fopenmp -static" CFLAGS="-O3 -march=x86-64-v3" 2>&1 | grep -v -e dlopen -e 'in function' || true
-done
+AFC_CPU=x86-64-v3 BENCH_CC="gcc -fopenmp -static" BENCH_CFLAGS="-O3 -march=x86-64-v3" "$here/build.sh" "$out" ilp fast
 cat > "$out/run.sh" <<'RUN'
 #!/bin/sh
 set -eu
