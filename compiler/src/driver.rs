@@ -225,7 +225,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
             return Err(2);
         }
         (IlpModel::Pairs, _) => CostModel::Robinson,
-        (IlpModel::Edge, c) => c.unwrap_or(CostModel::Traffic),
+        (IlpModel::Edge | IlpModel::Lazy, c) => c.unwrap_or(CostModel::Traffic),
     };
     let copts = afc_codegen_llvm::Options { opt_level: cli.opt, fast_math: cli.fast_math, target: cli.target.clone(), cpu: cli.cpu.clone(), debug: cli.debug };
     afc_codegen_llvm::check_target(&copts).map_err(|e| {
@@ -301,7 +301,9 @@ fn run(cli: &Cli) -> Result<(), i32> {
                         Emit::Sizes => text_out += &afc_ir::sizes::print(f, &fs.sizes),
                         Emit::Graph => text_out += &afc_ir::graph::print(f, &fs.graph, &fs.sizes),
                         Emit::Ilp => match cli.ilp_model {
-                            IlpModel::Edge => text_out += &crate::cluster::ilp::model(f, &fs.graph, opts.cluster.cost).lp.to_lp_format(),
+                            IlpModel::Edge => text_out += &crate::cluster::ilp::model(f, &fs.graph, opts.cluster.cost, false).lp.to_lp_format(),
+                            // The model as the solve left it: with the rows it added.
+                            IlpModel::Lazy => text_out += &crate::cluster::ilp::solve(f, &fs.graph, &opts.cluster).1.to_lp_format(),
                             IlpModel::Pairs => text_out += &crate::cluster::pairs::model(f, &fs.graph).lp.to_lp_format(),
                         },
                         Emit::FusionTree => text_out += &afc_ir::fusion::print(f, &fs.trees),

@@ -2,11 +2,11 @@
 //! fusible edge, whether it was fused and, if not, why; `--emit=dot` draws
 //! the dependency graph with clusters as boxes (papers/000 Fig. 1.1).
 
-use crate::cluster::{ClusterConfig, FusionMode};
+use crate::cluster::{ClusterConfig, End, FusionMode};
 use afc_ir::cluster::Clustering;
 use afc_ir::graph::{DepGraph, EdgeKind, Reach};
 use afc_ir::labelled::{Function, NodeId};
-use afc_ir::lp::{Limits, SolveStatus, Stop};
+use afc_ir::lp::SolveStatus;
 use std::fmt::Write;
 
 /// Why a fusible edge is not fused.
@@ -39,7 +39,7 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
     let reach = g.reach().ok();
     // The edge model, built once: each unfused edge is asked about by
     // fixing its variable.
-    let model = (cfg.mode != FusionMode::None && !g.is_empty()).then(|| crate::cluster::ilp::model(f, g, cfg.cost));
+    let model = (cfg.mode != FusionMode::None && !g.is_empty()).then(|| crate::cluster::ilp::model(f, g, cfg.cost, false));
     let chosen = model.as_ref().map(|m| m.lp.value_of(&m.assignment(f, g, c)));
     for (a, b, e) in g.edges() {
         if !e.is_fusible() || a == b {
@@ -61,7 +61,10 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
             w
         } else {
             match (&model, chosen) {
-                (Some(m), Some(chosen)) => with_edge_fused(m, a, b, order, chosen, cfg),
+                (Some(m), Some(chosen)) => match &reach {
+                    Some(reach) => with_edge_fused(g, reach, m, a, b, order, chosen, cfg),
+                    None => Why::Unknown,
+                },
                 _ => Why::Unknown,
             }
         };
@@ -124,28 +127,31 @@ fn is_order_row(name: &str) -> bool {
     ["order_", "feeds_", "sib_order_", "whole_"].iter().any(|p| name.starts_with(p))
 }
 
-/// Solves the edge model with the edge `a -> b` fused (its variable 0); if
-/// that has no solution, again without the order rows, to tell an order
-/// conflict from a structural one.
-fn with_edge_fused(m: &crate::cluster::ilp::Model, a: NodeId, b: NodeId, order: u32, chosen: f64, cfg: &ClusterConfig) -> Why {
+/// Solves the edge model with the edge `a -> b` fused (its variable 0),
+/// part by part as a clustering solve; if that has no solution,
+/// again without the order rows, to tell an order conflict from a
+/// structural one.
+#[allow(clippy::too_many_arguments)]
+fn with_edge_fused(g: &DepGraph, reach: &Reach, m: &crate::cluster::ilp::Model, a: NodeId, b: NodeId, order: u32, chosen: f64, cfg: &ClusterConfig) -> Why {
     let Some(x) = m.fused_edges.get(&(a, b)) else { return Why::Unknown };
     let mut lp = m.lp.clone();
     lp.row(format!("report_fuse_{}_{}", a.0, b.0), vec![(*x, 1.0)], 0.0, 0.0);
-    let nodes = cfg.nodes.unwrap_or_else(|| crate::cluster::default_nodes(&lp));
-    let limits = Limits { nodes, seconds: cfg.time_limit, cutoff: None };
-    let sol = cfg.solver.solve(&lp, limits);
-    match (sol.status, sol.stop) {
-        (SolveStatus::None, Stop::Finished) => {
+    let solve = |lp: &mut afc_ir::lp::Lp| crate::cluster::solve_rounds(cfg, lp, &mut None, |v| m.cuts(g, reach, v), |_| None);
+    let fused = solve(&mut lp);
+    match fused.end {
+        End::Infeasible => {
             lp.rows.retain(|r| !is_order_row(&r.name));
-            let relaxed = cfg.solver.solve(&lp, limits);
-            if relaxed.status != SolveStatus::None {
-                Why::Order { order }
-            } else {
-                Why::Illegal
+            match solve(&mut lp).end {
+                End::Infeasible => Why::Illegal,
+                End::Legal => Why::Order { order },
+                _ => Why::Unknown,
             }
         }
-        (SolveStatus::None, _) => Why::Unknown,
-        (s, _) => Why::Cost { fused: sol.objective, chosen, proven: s == SolveStatus::Optimal },
+        End::Legal => {
+            let sol = &fused.solved.solution;
+            Why::Cost { fused: sol.objective, chosen, proven: sol.status == SolveStatus::Optimal }
+        }
+        _ => Why::Unknown,
     }
 }
 

@@ -70,7 +70,7 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
             .map(|&model| {
                 let cfg = ClusterConfig { cost: model, ..common::options(FusionMode::Ilp).cluster };
                 let chosen = afc::cluster::ilp::cluster(f, g, &cfg);
-                Under { model, ilp: afc::cluster::ilp::model(f, g, model), weights: Weights::of(model, f, g, &reach), chosen, best: f64::INFINITY, best_c: String::new(), offset: None }
+                Under { model, ilp: afc::cluster::ilp::model(f, g, model, false), weights: Weights::of(model, f, g, &reach), chosen, best: f64::INFINITY, best_c: String::new(), offset: None }
             })
             .collect();
         let value = |u: &Under, c: &Clustering| {
@@ -162,8 +162,37 @@ fn the_all_pairs_model_gives_legal_clusterings_no_better_than_the_optimum() {
         let c = afc::cluster::pairs::cluster(f, g, &common::options(FusionMode::Ilp).cluster);
         verify(f, g, &c).unwrap();
         // Under the edge-local objective it cannot beat the edge-local optimum.
-        let model = afc::cluster::ilp::model(f, g, CostModel::Traffic);
+        let model = afc::cluster::ilp::model(f, g, CostModel::Traffic, false);
         let cost = |c: &Clustering| model.lp.value_of(&model.assignment(f, g, c));
         assert!(cost(&fs.clustering) <= cost(&c) + 1e-6, "{}", src);
     }
+}
+
+/// `--ilp-model=lazy` (position rows added in rounds, docs/ilp.md "Lazy
+/// positions") reaches the edge model's optimum: the same objective under
+/// the complete model, a legal clustering, proven optimal.
+#[test]
+fn lazy_positions_reach_the_same_optimum() {
+    let seed: u64 = std::env::var("AFC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let count: usize = std::env::var("AFC_FUZZ_COUNT").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
+    let mut rng = Rng(0x5DEECE66D ^ seed);
+    let (mut rounds, mut placed) = (0, 0);
+    for _ in 0..count {
+        let n = 2 + rng.below(10);
+        let src = random_program(&mut rng, n);
+        let stages = compile(&src, FusionMode::Ilp);
+        let fs = &stages.functions[0];
+        let (f, g) = (&fs.labelled, &fs.graph);
+        let cfg = ClusterConfig { model: afc::cluster::IlpModel::Lazy, ..common::options(FusionMode::Ilp).cluster };
+        let (lazy, lp) = afc::cluster::ilp::solve(f, g, &cfg);
+        verify(f, g, &lazy).unwrap_or_else(|e| panic!("{}\n{}\n{}", e, src, afc_ir::cluster::print(f, &lazy)));
+        assert!(lazy.how.contains("optimal ("), "{}\n{}", lazy.how, src);
+        let complete = afc::cluster::ilp::model(f, g, CostModel::Traffic, false);
+        let cost = |c: &Clustering| complete.lp.value_of(&complete.assignment(f, g, c));
+        assert!((cost(&lazy) - cost(&fs.clustering)).abs() < 0.5, "lazy {} against edge {}\n{}\n{}\n{}", cost(&lazy), cost(&fs.clustering), src, lazy.how, fs.clustering.how);
+        rounds += lazy.how.contains("cut rounds") as usize;
+        placed += lp.rows.iter().any(|r| r.name.starts_with("edge_lo") || r.name.starts_with("prevent")) as usize;
+    }
+    // The rounds and the positions they add are exercised.
+    assert!(count < 30 || (rounds > 0 && placed > 0), "rounds {} placed {}", rounds, placed);
 }

@@ -66,6 +66,10 @@ pub struct Limits {
     /// The objective of a known solution (the warm start): the solver need
     /// not find any worse, and prunes every branch that cannot beat it.
     pub cutoff: Option<f64>,
+    /// Whether the solver runs its primal heuristics (CBC's feasibility
+    /// pump, RINS, …). Off where a repair heuristic of afc's own supplies
+    /// the incumbents (`--ilp-model=lazy`).
+    pub heuristics: bool,
 }
 
 /// Why a solve stopped before proving optimality.

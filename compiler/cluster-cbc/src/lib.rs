@@ -31,6 +31,9 @@ pub fn solve(lp: &Lp, limits: Limits) -> Solution {
     m.set_parameter("maxNodes", &format!("{}", limits.nodes));
     // One thread: the same model gives the same answer every time.
     m.set_parameter("threads", "0");
+    if !limits.heuristics {
+        m.set_parameter("heur", "off");
+    }
     let cols: Vec<Col> = lp
         .vars
         .iter()

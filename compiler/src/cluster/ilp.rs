@@ -9,15 +9,21 @@
 use super::cost::{may_share, CostModel, Weights};
 use super::{order_clusters, Groups};
 use afc_ir::cluster::Clustering;
-use afc_ir::graph::DepGraph;
+use afc_ir::graph::{DepGraph, Reach};
 use afc_ir::labelled::{Function, NodeId, VarId};
-use afc_ir::lp::{Lp, LpVar};
+use afc_ir::lp::{Lp, LpVar, Row};
 use indexmap::IndexMap;
 
 /// The model and how to read a clustering back from its solution.
 pub struct Model {
     pub lp: Lp,
+    /// `pi_N`: the position of node N's cluster in its part of the graph,
+    /// constrained only for the nodes of `placed` (rows added lazily).
     pub pi: Vec<LpVar>,
+    /// `pi` bound: the number of nodes of each node's part.
+    span: Vec<f64>,
+    /// Nodes whose position rows the model has (docs/ilp.md, "Lazy cuts").
+    placed: std::cell::RefCell<fixedbitset::FixedBitSet>,
     pub fused_edges: IndexMap<(NodeId, NodeId), LpVar>,
     pub fused_siblings: IndexMap<(NodeId, NodeId), LpVar>,
     pub manifest: IndexMap<VarId, LpVar>,
@@ -72,11 +78,307 @@ impl Model {
         }
         v
     }
+
+    /// The lazy rows a solution violates (docs/ilp.md, "Lazy cuts"): the
+    /// model leaves out that clusters are convex and run in an acyclic
+    /// order; a solution's clusters (the components of its fused links)
+    /// that break it get the rows that cut it off, and every legal
+    /// clustering satisfies them. Empty when the clustering is legal.
+    pub fn cuts(&self, g: &DepGraph, reach: &Reach, v: &[f64]) -> Vec<Row> {
+        let n = g.len();
+        let fused = |x: LpVar| v[x.0] < 0.5;
+        let mut adj: Vec<Vec<(usize, LpVar)>> = vec![vec![]; n];
+        let mut groups = super::Groups::new(n);
+        for ((a, b), x) in self.fused_edges.iter().chain(self.fused_siblings.iter()) {
+            if fused(*x) {
+                let (a, b) = (a.0 as usize, b.0 as usize);
+                adj[a].push((b, *x));
+                adj[b].push((a, *x));
+                groups.union(a, b);
+            }
+        }
+        let comp: Vec<usize> = (0..n).map(|i| groups.find(i)).collect();
+        let mut members: IndexMap<usize, Vec<usize>> = IndexMap::new();
+        for (i, c) in comp.iter().enumerate() {
+            members.entry(*c).or_default().push(i);
+        }
+        let chains = Chains::new(&adj);
+        let mut rows = vec![];
+        let mut place = vec![];
+        let mut seen = std::collections::HashSet::new();
+        let mut cut = |rows: &mut Vec<Row>, name: String, terms: Vec<(LpVar, f64)>, lo: f64, hi: f64| {
+            let mut key: Vec<(usize, i64)> = terms.iter().map(|(x, c)| (x.0, *c as i64)).collect();
+            key.sort();
+            if seen.insert((key, lo.to_bits(), hi.to_bits())) {
+                rows.push(merged(name, terms, lo, hi));
+            }
+        };
+        let all_on_path = |a: usize, b: usize| -> Vec<LpVar> {
+            let (a, b) = (NodeId(a as u32), NodeId(b as u32));
+            self.fused_edges.iter().filter(|((u, w), _)| reach.between(a, *u, b) && reach.between(a, *w, b)).map(|(_, x)| *x).collect()
+        };
+        for nodes in members.values().filter(|m| m.len() > 1) {
+            // Separation: a pair a path through a fusion-preventing edge
+            // joins is never in one cluster; some link of the chain that
+            // joins them here is apart.
+            for (i, &a) in nodes.iter().enumerate() {
+                for &b in &nodes[i + 1..] {
+                    let (na, nb) = (NodeId(a as u32), NodeId(b as u32));
+                    if reach.preventing_path(na, nb) || reach.preventing_path(nb, na) {
+                        let terms = chains.between(a, b).into_iter().map(|x| (x, 1.0)).collect();
+                        cut(&mut rows, format!("lazy_chain_{}_{}", a, b), terms, 1.0, f64::INFINITY);
+                    }
+                }
+            }
+            // Convexity: a node on a path between two members joins them,
+            // and so does every edge on such a path (an edge inside a
+            // cluster is fused): x_e ≤ Σ chain(a, b). The pair for each
+            // node w outside the cluster that a member reaches and that
+            // reaches a member.
+            let inside: std::collections::HashSet<usize> = nodes.iter().copied().collect();
+            let mut pairs = indexmap::IndexSet::new();
+            for &a in nodes {
+                for w in reach.any[a].ones().filter(|w| !inside.contains(w)) {
+                    if let Some(&b) = nodes.iter().find(|&&b| reach.any[w].contains(b)) {
+                        pairs.insert((a, b));
+                    }
+                }
+            }
+            for (a, b) in pairs {
+                if reach.preventing_path(NodeId(a as u32), NodeId(b as u32)) {
+                    continue; // cut off by separation above
+                }
+                let chain = chains.between(a, b);
+                for x in all_on_path(a, b) {
+                    let mut terms = vec![(x, 1.0)];
+                    terms.extend(chain.iter().map(|y| (*y, -1.0)));
+                    cut(&mut rows, format!("lazy_path_{}_{}", a, b), terms, f64::NEG_INFINITY, 0.0);
+                }
+            }
+        }
+        // An edge inside a cluster is fused.
+        for ((a, b), x) in &self.fused_edges {
+            let (a, b) = (a.0 as usize, b.0 as usize);
+            if comp[a] == comp[b] && !fused(*x) {
+                let mut terms = vec![(*x, 1.0)];
+                let chain = chains.between(a, b);
+                place.extend(chains.nodes(a, b));
+                terms.extend(chain.into_iter().map(|y| (y, -1.0)));
+                cut(&mut rows, format!("lazy_edge_{}_{}", a, b), terms, f64::NEG_INFINITY, 0.0);
+            }
+        }
+        if rows.is_empty() {
+            rows = cycle_cuts(g, &comp, &chains, &self.fused_edges, &mut place);
+        }
+        rows.extend(self.place(g, place));
+        rows
+    }
+
+    /// A legal clustering near an illegal solution, with its values: the
+    /// solution's fused links merged one by one while the clustering stays
+    /// legal (the greedy clustering's rule).
+    pub fn repair(&self, f: &Function, g: &DepGraph, v: &[f64]) -> Option<(Clustering, Vec<f64>)> {
+        let links: Vec<(NodeId, NodeId)> = self.fused_edges.iter().chain(self.fused_siblings.iter()).filter(|(_, x)| v[x.0] < 0.5).map(|(k, _)| *k).collect();
+        let rest = super::greedy::candidates(f, g).into_iter().filter(|k| !links.contains(k));
+        let c = super::greedy::guided(f, g, links.iter().copied().chain(rest));
+        let values = self.assignment(f, g, &c);
+        Some((c, values))
+    }
+
+    /// Gives nodes positions (see `position_rows`).
+    fn place(&self, g: &DepGraph, nodes: Vec<usize>) -> Vec<Row> {
+        position_rows(g, &self.pi, &self.span, &self.fused_edges, &self.fused_siblings, &mut self.placed.borrow_mut(), nodes)
+    }
+}
+
+/// The position rows (papers/002 (5)) of every edge and sibling pair
+/// between placed nodes that `nodes` adds. Positions make "one cluster"
+/// transitive among them, which no finite set of chain rows does: under
+/// `--ilp-model=lazy` one violated edge or cycle places its nodes, and
+/// every other way of making the same mistake through them is cut off at
+/// once; the edge model places every node from the start.
+fn position_rows(
+    g: &DepGraph,
+    pi: &[LpVar],
+    span: &[f64],
+    fused_edges: &IndexMap<(NodeId, NodeId), LpVar>,
+    fused_siblings: &IndexMap<(NodeId, NodeId), LpVar>,
+    placed: &mut fixedbitset::FixedBitSet,
+    nodes: Vec<usize>,
+) -> Vec<Row> {
+    let new: std::collections::HashSet<usize> = nodes.into_iter().filter(|n| !placed.put(*n)).collect();
+    let fresh = |a: usize, b: usize| placed.contains(a) && placed.contains(b) && (new.contains(&a) || new.contains(&b));
+    let p = |a: NodeId| pi[a.0 as usize];
+    let mut rows = vec![];
+    for (a, b, e) in g.edges() {
+        if a == b || !fresh(a.0 as usize, b.0 as usize) {
+            continue;
+        }
+        let n = span[a.0 as usize];
+        match fused_edges.get(&(a, b)) {
+            // Fused edges share a position, unfused ones go forward.
+            Some(x) => {
+                rows.push(Row { name: format!("edge_lo_{}_{}", a.0, b.0), terms: vec![(*x, 1.0), (p(b), -1.0), (p(a), 1.0)], lo: f64::NEG_INFINITY, hi: 0.0 });
+                rows.push(Row { name: format!("edge_hi_{}_{}", a.0, b.0), terms: vec![(p(b), 1.0), (p(a), -1.0), (*x, -n)], lo: f64::NEG_INFINITY, hi: 0.0 });
+            }
+            None if !e.is_fusible() => rows.push(Row { name: format!("prevent_{}_{}", a.0, b.0), terms: vec![(p(b), 1.0), (p(a), -1.0)], lo: 1.0, hi: f64::INFINITY }),
+            None => {}
+        }
+    }
+    // Siblings that share a read share a position.
+    for ((a, b), s) in fused_siblings {
+        if !fresh(a.0 as usize, b.0 as usize) {
+            continue;
+        }
+        let n = span[a.0 as usize];
+        rows.push(Row { name: format!("sib_lo_{}_{}", a.0, b.0), terms: vec![(p(*b), 1.0), (p(*a), -1.0), (*s, -n)], lo: f64::NEG_INFINITY, hi: 0.0 });
+        rows.push(Row { name: format!("sib_hi_{}_{}", a.0, b.0), terms: vec![(p(*a), 1.0), (p(*b), -1.0), (*s, -n)], lo: f64::NEG_INFINITY, hi: 0.0 });
+    }
+    rows
+}
+
+/// A row with each variable's coefficients summed (a solver takes one
+/// coefficient per variable and row).
+fn merged(name: String, terms: Vec<(LpVar, f64)>, lo: f64, hi: f64) -> Row {
+    let mut sum: IndexMap<LpVar, f64> = IndexMap::new();
+    for (x, c) in terms {
+        *sum.entry(x).or_default() += c;
+    }
+    Row { name, terms: sum.into_iter().filter(|(_, c)| *c != 0.0).collect(), lo, hi }
+}
+
+/// Each node's predecessor on a breadth-first search's tree, with the link.
+type Prev = Vec<Option<(usize, LpVar)>>;
+
+/// Chains of fused links between the nodes of one cluster: a breadth-first
+/// search from each node asked about, kept.
+struct Chains<'a> {
+    adj: &'a [Vec<(usize, LpVar)>],
+    from: std::cell::RefCell<std::collections::HashMap<usize, Prev>>,
+}
+
+impl<'a> Chains<'a> {
+    fn new(adj: &'a [Vec<(usize, LpVar)>]) -> Self {
+        Chains { adj, from: Default::default() }
+    }
+
+    /// The nodes of `between(a, b)`'s chain, ends included.
+    fn nodes(&self, a: usize, b: usize) -> Vec<usize> {
+        self.between(a, b);
+        let from = self.from.borrow();
+        let prev = &from[&a];
+        let mut nodes = vec![b];
+        let mut v = b;
+        while let Some((u, _)) = prev[v] {
+            nodes.push(u);
+            v = u;
+        }
+        nodes
+    }
+
+    /// The link variables of a shortest chain of fused links from `a` to
+    /// `b` (which are in one cluster).
+    fn between(&self, a: usize, b: usize) -> Vec<LpVar> {
+        let mut from = self.from.borrow_mut();
+        let prev = from.entry(a).or_insert_with(|| {
+            let mut prev = vec![None; self.adj.len()];
+            let mut seen = vec![false; self.adj.len()];
+            seen[a] = true;
+            let mut queue = std::collections::VecDeque::from([a]);
+            while let Some(u) = queue.pop_front() {
+                for &(w, x) in &self.adj[u] {
+                    if !seen[w] {
+                        seen[w] = true;
+                        prev[w] = Some((u, x));
+                        queue.push_back(w);
+                    }
+                }
+            }
+            prev
+        });
+        let mut chain = vec![];
+        let mut v = b;
+        while let Some((u, x)) = prev[v] {
+            chain.push(x);
+            v = u;
+        }
+        chain
+    }
+}
+
+/// Rows against cycles among convex clusters: for a cycle of clusters
+/// C1 → C2 → … → C1 through the edges e_i, with chains L_i of fused links
+/// inside each cluster from where the cycle enters it to where it leaves,
+/// `Σ x(L_i) + Σ (1 − x_e_i) ≥ 1` over the fusible e_i: with every chain
+/// fused and every e_i apart, the clusters would wait for each other.
+fn cycle_cuts(g: &DepGraph, comp: &[usize], chains: &Chains, fused_edges: &IndexMap<(NodeId, NodeId), LpVar>, place: &mut Vec<usize>) -> Vec<Row> {
+    use petgraph::graph::{DiGraph, NodeIndex};
+    let mut quotient: DiGraph<usize, (usize, usize)> = DiGraph::new();
+    let mut index: IndexMap<usize, NodeIndex> = IndexMap::new();
+    for c in comp {
+        if !index.contains_key(c) {
+            index.insert(*c, quotient.add_node(*c));
+        }
+    }
+    for (a, b, _) in g.edges() {
+        let (a, b) = (a.0 as usize, b.0 as usize);
+        if comp[a] != comp[b] {
+            quotient.add_edge(index[&comp[a]], index[&comp[b]], (a, b));
+        }
+    }
+    let mut rows = vec![];
+    for scc in petgraph::algo::tarjan_scc(&quotient).into_iter().filter(|s| s.len() > 1) {
+        let within: std::collections::HashSet<NodeIndex> = scc.iter().copied().collect();
+        // A shortest cycle through the component's first cluster: a
+        // breadth-first search back to it inside the strongly connected set.
+        let start = scc[0];
+        let mut prev: std::collections::HashMap<NodeIndex, (NodeIndex, (usize, usize))> = Default::default();
+        let mut queue = std::collections::VecDeque::from([start]);
+        let mut closing = None;
+        'search: while let Some(u) = queue.pop_front() {
+            for e in quotient.edges(u) {
+                use petgraph::visit::EdgeRef;
+                let w = e.target();
+                if w == start {
+                    closing = Some((u, *e.weight()));
+                    break 'search;
+                }
+                if within.contains(&w) && !prev.contains_key(&w) {
+                    prev.insert(w, (u, *e.weight()));
+                    queue.push_back(w);
+                }
+            }
+        }
+        let Some((last, closing)) = closing else { continue };
+        let mut edges = vec![closing];
+        let mut u = last;
+        while u != start {
+            let (p, e) = prev[&u];
+            edges.push(e);
+            u = p;
+        }
+        edges.reverse();
+        // edges[i] leaves the cluster edges[i-1] entered.
+        let mut terms: Vec<(LpVar, f64)> = vec![];
+        let mut lo = 1.0;
+        for (i, &(a, b)) in edges.iter().enumerate() {
+            let entered = edges[(i + edges.len() - 1) % edges.len()].1;
+            terms.extend(chains.between(entered, a).into_iter().map(|x| (x, 1.0)));
+            place.extend(chains.nodes(entered, a));
+            if let Some(x) = fused_edges.get(&(NodeId(a as u32), NodeId(b as u32))) {
+                terms.push((*x, -1.0));
+                lo -= 1.0;
+            }
+        }
+        rows.push(merged(format!("lazy_cycle_{}", edges[0].0), terms, lo, f64::INFINITY));
+    }
+    rows
 }
 
 /// Builds the ILP of one function: the constraints of what may fuse, and
 /// the objective of the cost model (cost.rs).
-pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
+/// With `lazy` (`--ilp-model=lazy`) no node has position rows yet.
+pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
     let mut lp = Lp::default();
     lp.comments.push(format!("clustering ILP of fn {} (edge-local model, docs/ilp.md)", f.name));
     for node in g.nodes() {
@@ -87,14 +389,12 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
     // positions 0..k, and k is the big M of its rows.
     let span = part_sizes(g);
     let pi: Vec<LpVar> = g.nodes().map(|a| lp.var(format!("pi_{}", a.0), 0.0, span[a.0 as usize], false)).collect();
-    let p = |a: NodeId| pi[a.0 as usize];
     let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
 
-    // Edges: a fused edge puts both ends at one position, an unfused or
-    // fusion-preventing one puts the consumer strictly later. A fusible
-    // edge whose ends are also joined by a path through a preventing edge
-    // can never be fused: fixed at 1 (the relaxation would otherwise only
-    // learn x ≥ 1/n from the positions).
+    // Edges: x = 0 fuses one. That clusters run in an acyclic order is
+    // not a row of the model: the lazy cuts (`Model::cuts`) add what a
+    // solution breaks. A fusible edge whose ends are also joined by a path
+    // through a preventing edge can never be fused: fixed at 1.
     let mut fused_edges = IndexMap::new();
     for (a, b, e) in g.edges() {
         if e.is_fusible() {
@@ -103,25 +403,21 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
             } else {
                 lp.binary(format!("x_{}_{}", a.0, b.0))
             };
-            lp.row(format!("edge_lo_{}_{}", a.0, b.0), vec![(x, 1.0), (p(b), -1.0), (p(a), 1.0)], f64::NEG_INFINITY, 0.0);
-            lp.row(format!("edge_hi_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (x, -span[a.0 as usize])], f64::NEG_INFINITY, 0.0);
             fused_edges.insert((a, b), x);
-        } else {
-            lp.row(format!("prevent_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0)], 1.0, f64::INFINITY);
         }
     }
-    // Siblings that may share their reads must then share a position.
-    // Pairs joined by a fusion-preventing path never can (papers/000 §1.4.5).
+    // Siblings that may share their reads. Pairs joined by a
+    // fusion-preventing path never can (papers/000 §1.4.5).
     let mut fused_siblings = IndexMap::new();
     for &(a, b) in g.siblings().keys() {
         if !may_share(g, &reach, a, b) {
             continue;
         }
-        let s = lp.binary(format!("s_{}_{}", a.0, b.0));
-        let n = span[a.0 as usize];
-        lp.row(format!("sib_lo_{}_{}", a.0, b.0), vec![(p(b), 1.0), (p(a), -1.0), (s, -n)], f64::NEG_INFINITY, 0.0);
-        lp.row(format!("sib_hi_{}_{}", a.0, b.0), vec![(p(a), 1.0), (p(b), -1.0), (s, -n)], f64::NEG_INFINITY, 0.0);
-        fused_siblings.insert((a, b), s);
+        fused_siblings.insert((a, b), lp.binary(format!("s_{}_{}", a.0, b.0)));
+    }
+    let mut placed = fixedbitset::FixedBitSet::with_capacity(g.len());
+    if !lazy {
+        lp.rows.extend(position_rows(g, &pi, &span, &fused_edges, &fused_siblings, &mut placed, (0..g.len()).collect()));
     }
 
     // Convexity (docs/ilp.md, "path cuts"): nodes that share a position
@@ -372,7 +668,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel) -> Model {
         w.pair,
         constant_reads
     ));
-    Model { lp, pi, order, fused_edges, fused_siblings, manifest, reads }
+    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), order, fused_edges, fused_siblings, manifest, reads }
 }
 
 /// The number of nodes in each node's connected part of the graph (edges
@@ -401,18 +697,27 @@ fn parts_of(g: &DepGraph) -> (Vec<usize>, std::collections::HashMap<usize, usize
     (part, size)
 }
 
-/// Solves the model, warm-started from the greedy clustering, and reads
-/// the clustering back: the connected components of fused edges and fused
+/// Solves the model, warm-started from the greedy clustering, adding the
+/// lazy cuts each solution breaks until one is legal, and reads the
+/// clustering back: the connected components of fused edges and fused
 /// sibling pairs (decision 8).
 pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Clustering {
+    solve(f, g, cfg).0
+}
+
+/// `cluster`, with the model as it ended: the rows it was built with and
+/// the lazy cuts the solve added (`--emit=ilp`).
+pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Clustering, Lp) {
+    let m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy);
     if g.is_empty() {
-        return Clustering::new(vec![], "ilp: empty");
+        return (Clustering::new(vec![], "ilp: empty"), m.lp);
     }
-    let m = model(f, g, cfg.cost);
     let greedy = super::greedy::cluster(f, g);
     let start = m.assignment(f, g, &greedy);
+    let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
     let label = if cfg.cost == CostModel::Traffic { "ilp".to_string() } else { format!("ilp (cost {})", cfg.cost.name()) };
-    super::solve_checked(f, g, cfg, &m.lp, &label, Some((&greedy, start)), |sol| {
+    let lp = m.lp.clone();
+    super::solve_checked(f, g, cfg, lp, &label, Some((&greedy, start)), |v| m.cuts(g, &reach, v), |v| m.repair(f, g, v), |sol| {
         let mut groups = Groups::new(g.len());
         for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
             if !sol.is_one(*x) {

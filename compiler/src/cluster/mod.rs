@@ -8,10 +8,11 @@ pub mod ilp;
 pub mod pairs;
 
 use afc_ir::cluster::{verify, Clustering};
-use afc_ir::lp::{Limits, Lp, Solution, SolveStatus, Solver, Stop};
+use afc_ir::lp::{Limits, Lp, Row, Solution, SolveStatus, Solver, Stop};
 use afc_ir::graph::DepGraph;
 use afc_ir::labelled::{Function, NodeId};
 use std::cmp::Reverse;
+use std::io::IsTerminal;
 use std::collections::{BinaryHeap, HashMap};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -30,6 +31,9 @@ pub enum IlpModel {
     Edge,
     /// One variable per pair of nodes with the paper's cost model (papers/000).
     Pairs,
+    /// The edge model with position rows added only where a solution needs
+    /// them, in rounds (docs/ilp.md, "Lazy positions").
+    Lazy,
 }
 
 #[derive(Clone, Debug)]
@@ -57,7 +61,7 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &ClusterConfig) -> Clustering {
         }
         FusionMode::Greedy => greedy::cluster(f, g),
         FusionMode::Ilp => match cfg.model {
-            IlpModel::Edge => ilp::cluster(f, g, cfg),
+            IlpModel::Edge | IlpModel::Lazy => ilp::cluster(f, g, cfg),
             IlpModel::Pairs => pairs::cluster(f, g, cfg),
         },
     }
@@ -148,27 +152,37 @@ const NODE_WORK: f64 = 1.5e8;
 const MIN_NODES: u64 = 10;
 const MAX_NODES: u64 = 5_000;
 
+/// A legal clustering and its values in the model: the warm start, or a
+/// repaired solution that beats it.
+pub type Incumbent = Option<(Clustering, Vec<f64>)>;
+
 /// Solves a clustering ILP (decision 7) and checks whatever the solver
 /// returns. The greedy clustering is the warm start: its objective (when
 /// the model can cost it) is the solver's cutoff, and it is the answer
-/// when the solver finds nothing better, or stops with nothing usable. A
-/// proven optimum that fails its check is a bug in the model: an internal
-/// compiler error, with the model in the details. `read` turns a solution
-/// into a clustering.
+/// when the solver finds nothing better, or stops with nothing usable.
+/// `separate` gives the lazy rows a solution breaks and `repair` a legal
+/// clustering near it (docs/ilp.md, "Lazy cuts"; a model that states
+/// every rule has neither). A proven optimum that fails its check is a bug
+/// in the model: an internal compiler error, with the model in the
+/// details. `read` turns a solution into a clustering. Returns the model
+/// as it ended too, with the lazy rows the solve added.
+#[allow(clippy::too_many_arguments)]
 pub fn solve_checked(
     f: &Function,
     g: &DepGraph,
     cfg: &ClusterConfig,
-    lp: &Lp,
+    mut lp: Lp,
     model: &str,
     start: Option<(&Clustering, Vec<f64>)>,
+    separate: impl FnMut(&[f64]) -> Vec<Row>,
+    repair: impl FnMut(&[f64]) -> Incumbent,
     read: impl Fn(&Solution) -> Option<Clustering>,
-) -> Clustering {
-    let greedy = || start.as_ref().map(|(c, _)| (*c).clone()).unwrap_or_else(|| greedy::cluster(f, g));
-    // The greedy clustering's values, when they satisfy the model.
-    let start_values = start.as_ref().map(|(_, v)| v.as_slice()).filter(|v| lp.feasible(v).is_ok());
-    let warm = start_values.map(|v| lp.value_of(v));
-    let solved = solve_parts(cfg, lp, start_values);
+) -> (Clustering, Lp) {
+    // The greedy clustering, with its values when they satisfy the model.
+    let greedy = start.as_ref().map(|(c, _)| (*c).clone()).unwrap_or_else(|| greedy::cluster(f, g));
+    let mut incumbent: Incumbent = start.and_then(|(c, v)| lp.feasible(&v).is_ok().then(|| (c.clone(), v)));
+    let warm = incumbent.as_ref().map(|(_, v)| lp.value_of(v));
+    let Rounds { solved, rounds, end, bound } = solve_rounds(cfg, &mut lp, &mut incumbent, separate, repair);
     let sol = &solved.solution;
     if sol.stop == Stop::TimeLimit {
         // The one way the clustering can depend on the machine: say so.
@@ -182,56 +196,167 @@ pub fn solve_checked(
         Stop::NodeLimit => format!("node limit {} reached", solved.node_limit),
         Stop::TimeLimit => format!("time limit {} s reached", cfg.time_limit),
     };
-    let parts = if solved.parts > 1 { format!(", {} parts", solved.parts) } else { String::new() };
+    let mut notes = String::new();
+    if solved.parts > 1 {
+        notes += &format!(", {} parts", solved.parts);
+    }
+    if rounds > 0 {
+        notes += &format!(", {} cut rounds", rounds);
+    }
     let from = warm.map(|w| format!(", greedy {}", w)).unwrap_or_default();
-    let with_how = |how: String| {
-        let mut c = greedy();
+    // The incumbent (greedy when there is none) as the answer.
+    let kept = |how: String| {
+        let mut c = incumbent.as_ref().map(|(c, _)| c.clone()).unwrap_or_else(|| greedy.clone());
         c.how = how;
         c
     };
-    if !solved.improved {
-        return match (warm, sol.status) {
-            // Nothing beats the cutoff anywhere: the start is optimal.
-            (Some(w), SolveStatus::Optimal) => with_how(format!("{}: optimal (objective {}, greedy {}{})", model, w, w, parts)),
-            (Some(w), _) => with_how(format!("{}: best found, gap {:.1}%, {} (objective {}, greedy {}{})", model, sol.gap_percent(), stopped, w, w, parts)),
-            (None, _) => with_how(format!("{}: greedy fallback: no solution found ({})", model, stopped)),
-        };
-    }
-    let checked = read(sol)
-        .map(|mut c| {
-            if crate::pipeline::corrupt("ilp") {
-                c.clusters.reverse();
+    let value = incumbent.as_ref().map(|(_, v)| lp.value_of(v));
+    let c = match (end, value) {
+        (End::Optimal, Some(w)) => kept(format!("{}: optimal (objective {}{}{})", model, w, from, notes)),
+        (End::Stopped { bound, why }, Some(w)) => kept(format!("{}: best found, gap {:.1}%, {} (objective {}{}{})", model, afc_ir::lp::gap_percent(w, bound), why, w, from, notes)),
+        (End::Optimal | End::Stopped { .. } | End::Infeasible, _) => kept(format!("{}: greedy fallback: no solution found ({})", model, stopped)),
+        (End::Legal, _) => {
+            let checked = read(sol)
+                .map(|mut c| {
+                    if crate::pipeline::corrupt("ilp") {
+                        c.clusters.reverse();
+                    }
+                    c
+                })
+                .ok_or_else(|| "the solution's clusters depend on each other cyclically".to_string())
+                .and_then(|c| verify(f, g, &c).map(|_| c));
+            match (checked, sol.status) {
+                (Ok(mut c), SolveStatus::Optimal) => {
+                    c.how = format!("{}: optimal (objective {}{}{})", model, sol.objective, from, notes);
+                    c
+                }
+                (Ok(mut c), _) => {
+                    let gap = afc_ir::lp::gap_percent(sol.objective, bound.max(sol.bound));
+                    c.how = format!("{}: best found, gap {:.1}%, {} (objective {}{}{})", model, gap, stopped, sol.objective, from, notes);
+                    c
+                }
+                (Err(e), SolveStatus::Optimal) => afc_ir::ice::fail("cluster", &format!("the {} solution for fn {} fails its check: {}", model, f.name, e), &lp.to_lp_format()),
+                (Err(e), _) => kept(format!("{}: greedy fallback: the stopped solver's solution fails its check ({}): {}", model, stopped, e)),
             }
-            c
-        })
-        .ok_or_else(|| "the solution's clusters depend on each other cyclically".to_string())
-        .and_then(|c| verify(f, g, &c).map(|_| c));
-    match (checked, sol.status) {
-        (Ok(mut c), SolveStatus::Optimal) => {
-            c.how = format!("{}: optimal (objective {}{}{})", model, sol.objective, from, parts);
-            c
         }
-        (Ok(mut c), _) => {
-            c.how = format!("{}: best found, gap {:.1}%, {} (objective {}{}{})", model, sol.gap_percent(), stopped, sol.objective, from, parts);
-            c
+    };
+    (c, lp)
+}
+
+/// The most rounds of lazy cuts one function's solve may take: with the
+/// node limit, the deterministic bound on its work (docs/ilp.md).
+pub const MAX_ROUNDS: usize = 100;
+
+/// How a solve with lazy cuts ended.
+pub(crate) struct Rounds {
+    /// The last round's solve.
+    pub solved: Solved,
+    /// Rounds that added cuts.
+    pub rounds: usize,
+    pub end: End,
+    /// The best bound on the optimum any round proved.
+    pub bound: f64,
+}
+
+pub(crate) enum End {
+    /// The last solve's solution breaks no lazy row: it is the answer.
+    Legal,
+    /// The incumbent is optimal: nothing beats it, or a finished round's
+    /// bound reached it.
+    Optimal,
+    /// A limit stopped the rounds; the incumbent stands, `bound` below it.
+    Stopped { bound: f64, why: String },
+    /// No incumbent, and the model has no solution.
+    Infeasible,
+}
+
+/// Solves `lp`, adds the lazy rows its solution breaks, and solves again,
+/// until a solution breaks none, nothing beats the incumbent, a finished
+/// round's bound proves the incumbent optimal, `MAX_ROUNDS` rounds added
+/// cuts, or the time limit is spent. Each round solves the model from
+/// scratch (parts, node limits and the incumbent's objective as cutoff, as
+/// `solve_parts`); an illegal solution is repaired, and replaces the
+/// incumbent when it beats it.
+pub(crate) fn solve_rounds(
+    cfg: &ClusterConfig,
+    lp: &mut Lp,
+    incumbent: &mut Incumbent,
+    mut separate: impl FnMut(&[f64]) -> Vec<Row>,
+    mut repair: impl FnMut(&[f64]) -> Incumbent,
+) -> Rounds {
+    let clock = std::time::Instant::now();
+    let mut rounds = 0;
+    // Every round's model is a relaxation of the clustering problem, so a
+    // finished round's bound bounds the optimum.
+    let mut bound = f64::NEG_INFINITY;
+    loop {
+        let seconds = (cfg.time_limit - clock.elapsed().as_secs_f64()).max(0.0);
+        let start = incumbent.as_ref().map(|(_, v)| v.as_slice());
+        debug_assert!(start.is_none_or(|v| lp.feasible(v).is_ok()), "a lazy row cuts off a legal clustering");
+        let solved = solve_parts(cfg, lp, start, seconds);
+        let finished = solved.solution.stop == Stop::Finished;
+        bound = bound.max(solved.solution.bound);
+        let stopped = |bound: f64, solved: &Solved| End::Stopped {
+            bound,
+            why: match solved.solution.stop {
+                Stop::NodeLimit => format!("node limit {} reached", solved.node_limit),
+                Stop::TimeLimit => format!("time limit {} s reached", cfg.time_limit),
+                Stop::Finished => format!("cut round limit {} reached", MAX_ROUNDS),
+            },
+        };
+        if !solved.improved {
+            let end = match (incumbent.is_some(), finished) {
+                (true, true) if solved.solution.status == SolveStatus::Optimal => End::Optimal,
+                (false, true) => End::Infeasible,
+                _ => stopped(bound, &solved),
+            };
+            return Rounds { solved, rounds, end, bound };
         }
-        (Err(e), SolveStatus::Optimal) => afc_ir::ice::fail("cluster", &format!("the {} solution for fn {} fails its check: {}", model, f.name, e), &lp.to_lp_format()),
-        (Err(e), _) => with_how(format!("{}: greedy fallback: the stopped solver's solution fails its check ({}): {}", model, stopped, e)),
+        let cuts = separate(&solved.solution.values);
+        if cuts.is_empty() {
+            return Rounds { solved, rounds, end: End::Legal, bound };
+        }
+        if clock.elapsed().as_secs_f64() > 1.0 && std::io::stderr().is_terminal() {
+            // A long solve shows its progress on a terminal (issue 12).
+            let w = incumbent.as_ref().map(|(_, v)| format!("{}", lp.value_of(v))).unwrap_or_else(|| "none".into());
+            eprintln!("afc: ilp: round {}: {} cuts, bound {}, best legal {} ({:.1} s)", rounds + 1, cuts.len(), bound, w, clock.elapsed().as_secs_f64());
+        }
+        if let Some((c, v)) = repair(&solved.solution.values) {
+            let better = incumbent.as_ref().is_none_or(|(_, w)| lp.value_of(&v) < lp.value_of(w) - 0.5);
+            if better && lp.feasible(&v).is_ok() {
+                *incumbent = Some((c, v));
+            }
+        }
+        if let Some((_, v)) = incumbent.as_ref() {
+            // Objectives are sums of integer weights.
+            if lp.value_of(v) < bound + 0.5 {
+                return Rounds { solved, rounds, end: End::Optimal, bound };
+            }
+        }
+        if rounds >= MAX_ROUNDS || solved.solution.stop == Stop::TimeLimit {
+            let end = stopped(bound, &solved);
+            return Rounds { solved, rounds, end, bound };
+        }
+        for mut row in cuts {
+            row.name = format!("{}_{}", row.name, lp.rows.len());
+            lp.rows.push(row);
+        }
+        rounds += 1;
     }
 }
 
 /// A model solved part by part.
-struct Solved {
+pub(crate) struct Solved {
     /// The parts' answers put together: optimal when every part's is.
-    solution: Solution,
+    pub solution: Solution,
     /// Parts the solver was run on (parts of one variable and no row are
     /// set directly).
-    parts: usize,
+    pub parts: usize,
     /// Whether some part found better than the warm start (with no warm
     /// start: whether every part found a solution).
-    improved: bool,
+    pub improved: bool,
     /// The node limit of the first part that reached its own.
-    node_limit: u64,
+    pub node_limit: u64,
 }
 
 /// Solves the model's independent parts one at a time (docs/ilp.md,
@@ -241,7 +366,7 @@ struct Solved {
 /// the warm start's share of the objective as its cutoff, and keeps the
 /// warm start's values where the solver finds nothing better; the time
 /// limit is shared by all.
-fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>) -> Solved {
+pub(crate) fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>, time_limit: f64) -> Solved {
     let clock = std::time::Instant::now();
     let mut values = start.map(|v| v.to_vec()).unwrap_or_else(|| lp.vars.iter().map(|v| v.lo).collect());
     let (mut optimal, mut found, mut improved) = (true, true, false);
@@ -263,10 +388,10 @@ fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>) -> Solved {
         let own_value = start.map(|v| part.lp.value_of(&part.restrict(v)));
         parts += 1;
         let nodes = cfg.nodes.unwrap_or_else(|| default_nodes(&part.lp));
-        let seconds = (cfg.time_limit - clock.elapsed().as_secs_f64()).max(0.0);
+        let seconds = (time_limit - clock.elapsed().as_secs_f64()).max(0.0);
         // Objectives are sums of integer weights: half a unit above the
         // start keeps solutions as good as it.
-        let sol = cfg.solver.solve(&part.lp, Limits { nodes, seconds, cutoff: own_value.map(|w| w + 0.5) });
+        let sol = cfg.solver.solve(&part.lp, Limits { nodes, seconds, cutoff: own_value.map(|w| w + 0.5), heuristics: cfg.model != IlpModel::Lazy });
         if sol.stop != Stop::Finished {
             if stop == Stop::Finished {
                 node_limit = nodes;

@@ -201,7 +201,7 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Cluste
         return Clustering::new(vec![], "ilp (pairs): empty");
     }
     let m = model(f, g);
-    super::solve_checked(f, g, cfg, &m.lp, "ilp (pairs)", None, |sol| {
+    super::solve_checked(f, g, cfg, m.lp.clone(), "ilp (pairs)", None, |_| vec![], |_| None, |sol| {
         let mut groups = Groups::new(g.len());
         for (&(a, b), &v) in &m.x {
             if !sol.is_one(v) {
@@ -213,4 +213,5 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Cluste
         let clusters = order_clusters(f, g, clusters)?;
         Some(Clustering { clusters, how: String::new(), orders })
     })
+    .0
 }
