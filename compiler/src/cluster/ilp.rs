@@ -22,7 +22,7 @@ pub struct Model {
     pub pi: Vec<LpVar>,
     /// `pi` bound: the number of nodes of each node's part.
     span: Vec<f64>,
-    /// Nodes whose position rows the model has (docs/ilp.md, "Lazy cuts").
+    /// Nodes whose position rows the model has (docs/ilp.md, "Lazy positions").
     placed: std::cell::RefCell<fixedbitset::FixedBitSet>,
     pub fused_edges: IndexMap<(NodeId, NodeId), LpVar>,
     pub fused_siblings: IndexMap<(NodeId, NodeId), LpVar>,
@@ -79,7 +79,7 @@ impl Model {
         v
     }
 
-    /// The lazy rows a solution violates (docs/ilp.md, "Lazy cuts"): the
+    /// The lazy rows a solution violates (docs/ilp.md, "Lazy positions"): the
     /// model leaves out that clusters are convex and run in an acyclic
     /// order; a solution's clusters (the components of its fused links)
     /// that break it get the rows that cut it off, and every legal
@@ -161,9 +161,9 @@ impl Model {
             let (a, b) = (a.0 as usize, b.0 as usize);
             if comp[a] == comp[b] && !fused(*x) {
                 let mut terms = vec![(*x, 1.0)];
-                let chain = chains.between(a, b);
-                place.extend(chains.nodes(a, b));
-                terms.extend(chain.into_iter().map(|y| (y, -1.0)));
+                let (links, nodes) = chains.chain(a, b);
+                place.extend(nodes);
+                terms.extend(links.into_iter().map(|y| (y, -1.0)));
                 cut(&mut rows, format!("lazy_edge_{}_{}", a, b), terms, f64::NEG_INFINITY, 0.0);
             }
         }
@@ -177,12 +177,12 @@ impl Model {
     /// A legal clustering near an illegal solution, with its values: the
     /// solution's fused links merged one by one while the clustering stays
     /// legal (the greedy clustering's rule).
-    pub fn repair(&self, f: &Function, g: &DepGraph, v: &[f64]) -> Option<(Clustering, Vec<f64>)> {
+    pub fn repair(&self, f: &Function, g: &DepGraph, v: &[f64]) -> (Clustering, Vec<f64>) {
         let links: Vec<(NodeId, NodeId)> = self.fused_edges.iter().chain(self.fused_siblings.iter()).filter(|(_, x)| v[x.0] < 0.5).map(|(k, _)| *k).collect();
         let rest = super::greedy::candidates(f, g).into_iter().filter(|k| !links.contains(k));
         let c = super::greedy::guided(f, g, links.iter().copied().chain(rest));
         let values = self.assignment(f, g, &c);
-        Some((c, values))
+        (c, values)
     }
 
     /// Gives nodes positions (see `position_rows`).
@@ -250,8 +250,9 @@ fn merged(name: String, terms: Vec<(LpVar, f64)>, lo: f64, hi: f64) -> Row {
 /// Each node's predecessor on a breadth-first search's tree, with the link.
 type Prev = Vec<Option<(usize, LpVar)>>;
 
-/// Chains of fused links between the nodes of one cluster: a breadth-first
-/// search from each node asked about, kept.
+/// Shortest chains of links (fusible edges and sibling pairs, in either
+/// direction) in a graph of links: a breadth-first search from each node
+/// asked about, kept.
 struct Chains<'a> {
     adj: &'a [Vec<(usize, LpVar)>],
     from: std::cell::RefCell<std::collections::HashMap<usize, Prev>>,
@@ -262,23 +263,9 @@ impl<'a> Chains<'a> {
         Chains { adj, from: Default::default() }
     }
 
-    /// The nodes of `between(a, b)`'s chain, ends included.
-    fn nodes(&self, a: usize, b: usize) -> Vec<usize> {
-        self.between(a, b);
-        let from = self.from.borrow();
-        let prev = &from[&a];
-        let mut nodes = vec![b];
-        let mut v = b;
-        while let Some((u, _)) = prev[v] {
-            nodes.push(u);
-            v = u;
-        }
-        nodes
-    }
-
-    /// The link variables of a shortest chain of fused links from `a` to
-    /// `b` (which are in one cluster).
-    fn between(&self, a: usize, b: usize) -> Vec<LpVar> {
+    /// The link variables of a shortest chain from `a` to `b`, and its
+    /// nodes from `b` back to `a`; no links when `b` is `a` or out of reach.
+    fn chain(&self, a: usize, b: usize) -> (Vec<LpVar>, Vec<usize>) {
         let mut from = self.from.borrow_mut();
         let prev = from.entry(a).or_insert_with(|| {
             let mut prev = vec![None; self.adj.len()];
@@ -296,13 +283,18 @@ impl<'a> Chains<'a> {
             }
             prev
         });
-        let mut chain = vec![];
+        let (mut links, mut nodes) = (vec![], vec![b]);
         let mut v = b;
         while let Some((u, x)) = prev[v] {
-            chain.push(x);
+            links.push(x);
+            nodes.push(u);
             v = u;
         }
-        chain
+        (links, nodes)
+    }
+
+    fn between(&self, a: usize, b: usize) -> Vec<LpVar> {
+        self.chain(a, b).0
     }
 }
 
@@ -363,8 +355,9 @@ fn cycle_cuts(g: &DepGraph, comp: &[usize], chains: &Chains, fused_edges: &Index
         let mut lo = 1.0;
         for (i, &(a, b)) in edges.iter().enumerate() {
             let entered = edges[(i + edges.len() - 1) % edges.len()].1;
-            terms.extend(chains.between(entered, a).into_iter().map(|x| (x, 1.0)));
-            place.extend(chains.nodes(entered, a));
+            let (links, nodes) = chains.chain(entered, a);
+            terms.extend(links.into_iter().map(|x| (x, 1.0)));
+            place.extend(nodes);
             if let Some(x) = fused_edges.get(&(NodeId(a as u32), NodeId(b as u32))) {
                 terms.push((*x, -1.0));
                 lo -= 1.0;
@@ -391,10 +384,9 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
     let pi: Vec<LpVar> = g.nodes().map(|a| lp.var(format!("pi_{}", a.0), 0.0, span[a.0 as usize], false)).collect();
     let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
 
-    // Edges: x = 0 fuses one. That clusters run in an acyclic order is
-    // not a row of the model: the lazy cuts (`Model::cuts`) add what a
-    // solution breaks. A fusible edge whose ends are also joined by a path
-    // through a preventing edge can never be fused: fixed at 1.
+    // Edges: x = 0 fuses one; the position rows (`position_rows`, below or
+    // lazily) order the clusters. A fusible edge whose ends are also joined
+    // by a path through a preventing edge can never be fused: fixed at 1.
     let mut fused_edges = IndexMap::new();
     for (a, b, e) in g.edges() {
         if e.is_fusible() {
@@ -460,30 +452,16 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
                 adj[b.0 as usize].push((a.0 as usize, *x));
             }
         }
+        let chains = Chains::new(&adj);
         let mut seen_chains = std::collections::HashSet::new();
         for a in 0..g.len() {
-            let mut prev: Vec<Option<(usize, LpVar)>> = vec![None; g.len()];
-            let mut seen = vec![false; g.len()];
-            seen[a] = true;
-            let mut queue = std::collections::VecDeque::from([a]);
-            while let Some(u) = queue.pop_front() {
-                for &(v, x) in &adj[u] {
-                    if !seen[v] {
-                        seen[v] = true;
-                        prev[v] = Some((u, x));
-                        queue.push_back(v);
-                    }
-                }
-            }
             for c in a + 1..g.len() {
-                if !seen[c] || !(reach.preventing[a].contains(c) || reach.preventing[c].contains(a)) {
+                if !(reach.preventing[a].contains(c) || reach.preventing[c].contains(a)) {
                     continue;
                 }
-                let mut chain = vec![];
-                let mut v = c;
-                while let Some((u, x)) = prev[v] {
-                    chain.push(x);
-                    v = u;
+                let mut chain = chains.between(a, c);
+                if chain.is_empty() {
+                    continue; // no chain of links joins them
                 }
                 chain.sort();
                 if seen_chains.insert(chain.clone()) {
@@ -717,7 +695,7 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
     let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
     let label = if cfg.cost == CostModel::Traffic { "ilp".to_string() } else { format!("ilp (cost {})", cfg.cost.name()) };
     let lp = m.lp.clone();
-    super::solve_checked(f, g, cfg, lp, &label, Some((&greedy, start)), |v| m.cuts(g, &reach, v), |v| m.repair(f, g, v), |sol| {
+    super::solve_checked(f, g, cfg, lp, &label, Some((&greedy, start)), |v| m.cuts(g, &reach, v), |v| Some(m.repair(f, g, v)), |sol| {
         let mut groups = Groups::new(g.len());
         for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
             if !sol.is_one(*x) {

@@ -161,7 +161,7 @@ pub type Incumbent = Option<(Clustering, Vec<f64>)>;
 /// the model can cost it) is the solver's cutoff, and it is the answer
 /// when the solver finds nothing better, or stops with nothing usable.
 /// `separate` gives the lazy rows a solution breaks and `repair` a legal
-/// clustering near it (docs/ilp.md, "Lazy cuts"; a model that states
+/// clustering near it (docs/ilp.md, "Lazy positions"; a model that states
 /// every rule has neither). A proven optimum that fails its check is a bug
 /// in the model: an internal compiler error, with the model in the
 /// details. `read` turns a solution into a clustering. Returns the model
