@@ -88,6 +88,17 @@ int afc_rt_parallel(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk);
  * two-pass nest uses it to learn how far its second pass must run before it
  * reports (the first error in index order may be one only that pass sees). */
 int64_t afc_rt_parallel_until(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk, afc_rt_fault *fault);
+/* Runs a two-pass nest chunk by chunk (look-back): chunks are handed out
+ * in increasing order; for chunk c, totals(tctx, c, lo, hi, fault) runs
+ * its first pass; once chunk c - 1 has published (at once for chunk 0),
+ * carry(cctx, c, ...) makes chunk c + 1's start from c's start and total,
+ * c publishes, and run(rctx, c, lo, hi, fault) runs its second pass. A
+ * chunk whose first pass or carry fails publishes a stop: it still runs its
+ * second pass (which finds the first error in its positions), the chunks
+ * after it run nothing. Returns 0, or the error of the first failing chunk
+ * (its second pass's error, else its first pass's or carry's), recorded
+ * as by afc_rt_error. */
+int afc_rt_look_back(afc_rt_chunk totals, void *tctx, afc_rt_chunk carry, void *cctx, afc_rt_chunk run, void *rctx, int64_t n, int64_t chunk);
 /* The same as afc_rt_parallel, always on the calling thread, chunk after
  * chunk in order: a two-pass nest on one worker chains its chunks instead
  * of running a first pass. */

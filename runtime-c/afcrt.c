@@ -195,6 +195,7 @@ int64_t afc_live_count(void) {
  * machine never runs more than the configured workers plus the callers. */
 
 #include <omp.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 static atomic_int num_threads;   /* 0 until configured */
@@ -279,4 +280,105 @@ int afc_rt_in_order(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk) {
 
 int64_t afc_rt_parallel_until(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk, afc_rt_fault *fault) {
     return run_chunks(body, ctx, n, chunk, 1, fault);
+}
+
+/* ------------------------------------------------------------ look-back
+ *
+ * A two-pass nest run chunk by chunk (docs/strategy.md, "Filters"). The
+ * workers take chunks from a shared counter, so chunk c - 1 is always
+ * taken before chunk c, by a worker that waits only for chunks before it:
+ * the waits end. Each chunk publishes as soon as it knows the next one's
+ * start, before its second pass, so the second passes overlap and a
+ * chunk's inputs are still in cache when it reads them again. */
+
+enum { LB_PENDING, LB_GO, LB_STOP };
+
+typedef struct {
+    afc_rt_chunk totals, carry, run;
+    void *tctx, *cctx, *rctx;
+    int64_t n, chunk, chunks;
+    _Atomic int64_t next;
+    atomic_int state[AFC_RT_MAX_CHUNKS];
+    afc_rt_fault faults[AFC_RT_MAX_CHUNKS];
+} look_back;
+
+static void pause_briefly(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Waits until chunk c has published; spins briefly, then yields the core
+ * (a worker of an oversubscribed machine may be descheduled). */
+static int wait_for(look_back *s, int64_t c) {
+    for (int spins = 0;; spins++) {
+        int st = atomic_load_explicit(&s->state[c], memory_order_acquire);
+        if (st != LB_PENDING) return st;
+        if (spins < 256) pause_briefly();
+        else sched_yield();
+    }
+}
+
+static void look_back_chunk(look_back *s, int64_t c) {
+    int64_t lo = c * s->chunk, hi = lo + s->chunk < s->n ? lo + s->chunk : s->n;
+    afc_rt_fault first = {0, NULL, 0, 0};
+    s->totals(s->tctx, c, lo, hi, &first);
+    if (c > 0 && wait_for(s, c - 1) == LB_STOP) {
+        atomic_store_explicit(&s->state[c], LB_STOP, memory_order_release);
+        return;
+    }
+    if (!first.code) s->carry(s->cctx, c, lo, hi, &first);
+    atomic_store_explicit(&s->state[c], first.code ? LB_STOP : LB_GO, memory_order_release);
+    s->run(s->rctx, c, lo, hi, &s->faults[c]);
+    /* The second pass checks everything the first does; should it not
+     * fail, the first pass's error stands. */
+    if (first.code && !s->faults[c].code) s->faults[c] = first;
+}
+
+int afc_rt_look_back(afc_rt_chunk totals, void *tctx, afc_rt_chunk carry, void *cctx, afc_rt_chunk run, void *rctx, int64_t n, int64_t chunk) {
+    if (n <= 0) return 0;
+    if (chunk <= 0) chunk = n;
+    int64_t chunks = n / chunk + (n % chunk != 0);
+    if (chunks > AFC_RT_MAX_CHUNKS || chunks == 1 || afc_get_num_threads() == 1) {
+        /* In order on the calling thread, nothing to wait for. (Compiled
+         * code never asks for more than AFC_RT_MAX_CHUNKS chunks.) */
+        for (int64_t c = 0; c < chunks; c++) {
+            int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
+            afc_rt_fault first = {0, NULL, 0, 0}, fault = {0, NULL, 0, 0};
+            totals(tctx, c, lo, hi, &first);
+            if (!first.code) carry(cctx, c, lo, hi, &first);
+            run(rctx, c, lo, hi, &fault);
+            if (!fault.code) fault = first;
+            if (fault.code) return afc_rt_error(fault.code, fault.where, fault.a, fault.b);
+        }
+        return 0;
+    }
+    look_back s;
+    s.totals = totals, s.carry = carry, s.run = run;
+    s.tctx = tctx, s.cctx = cctx, s.rctx = rctx;
+    s.n = n, s.chunk = chunk, s.chunks = chunks;
+    atomic_init(&s.next, 0);
+    for (int64_t c = 0; c < chunks; c++) {
+        atomic_init(&s.state[c], LB_PENDING);
+        s.faults[c].code = 0;
+    }
+    int threads = afc_get_num_threads();
+    if (threads > chunks) threads = (int)chunks;
+    int expected = 0;
+    if (!omp_in_parallel() && atomic_compare_exchange_strong(&busy, &expected, 1)) {
+#pragma omp parallel num_threads(threads)
+        for (;;) {
+            int64_t c = atomic_fetch_add(&s.next, 1);
+            if (c >= chunks) break;
+            look_back_chunk(&s, c);
+        }
+        atomic_store(&busy, 0);
+    } else {
+        for (int64_t c = 0; c < chunks; c++) look_back_chunk(&s, c);
+    }
+    for (int64_t c = 0; c < chunks; c++)
+        if (s.faults[c].code) return afc_rt_error(s.faults[c].code, s.faults[c].where, s.faults[c].a, s.faults[c].b);
+    return 0;
 }

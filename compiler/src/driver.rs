@@ -61,6 +61,14 @@ fn long_version() -> &'static str {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TwoPass {
+    /// Chunk by chunk: a chunk's second pass reads its inputs from cache.
+    LookBack,
+    /// Every first pass, then every second pass (reduce-then-scan).
+    Barrier,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ErrorFormat {
     /// `FILE:LINE:COL: error: MESSAGE`, the source line and a caret.
     Human,
@@ -109,6 +117,12 @@ pub struct Cli {
     /// even small arrays into chunks (testing).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub parallel_grain: Option<u64>,
+    /// How a parallel nest that carries a scan's value or a stored filter's
+    /// cursor from chunk to chunk runs its two passes: `look-back` (each
+    /// chunk's passes back to back, its start from the chunk before it) or
+    /// `barrier` (every chunk's first pass, then every chunk's second).
+    #[arg(long, value_enum, value_name = "HOW", default_value = "look-back")]
+    pub two_pass: TwoPass,
     /// Target triple (default: the host).
     #[arg(long)]
     pub target: Option<String>,
@@ -242,7 +256,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
     let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes: llc.unwrap_or(crate::strategy::DEFAULT_LLC_BYTES) };
     let opts = Options {
         cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, cost, nodes: cli.ilp_nodes, time_limit: cli.ilp_time_limit, solver: &afc_cluster_cbc::Cbc },
-        strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts), sequential: cli.sequential, grain: cli.parallel_grain },
+        strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts), sequential: cli.sequential, grain: cli.parallel_grain, barrier: cli.two_pass == TwoPass::Barrier },
         verify: cli.verify || cfg!(debug_assertions),
         verbose: cli.verbose,
         notes: !cli.no_warnings,

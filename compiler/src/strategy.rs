@@ -76,6 +76,10 @@ pub struct Config {
     /// `--parallel-grain N`: every parallel nest's grain (tuning, and tests
     /// that cut small arrays into many chunks).
     pub grain: Option<u64>,
+    /// `--two-pass=barrier`: two-pass nests run every chunk's first pass
+    /// before any second pass, instead of chunk by chunk, each looking
+    /// back for its start (the default).
+    pub barrier: bool,
 }
 
 /// Work under a filter's guard beyond which a branch beats computing it for
@@ -264,7 +268,8 @@ fn parallel(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::label
     if !strict && loops::parallel_blocker(vars, n).is_none() {
         let grain = cfg.grain.unwrap_or_else(|| (CHUNK_WORK / work(&n.root.body).max(1) as u64).clamp(256, 65536));
         let partials = n.root.body.leaves().iter().any(|l| matches!(l, LoopBody::Scatter { .. }));
-        n.parallel = Some(afc_ir::loops::Parallel { grain, two_pass: loops::two_pass(n), partials });
+        let two_pass = loops::two_pass(n);
+        n.parallel = Some(afc_ir::loops::Parallel { grain, two_pass, look_back: two_pass && !cfg.barrier, partials });
     }
 }
 

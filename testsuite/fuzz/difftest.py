@@ -522,6 +522,10 @@ def main():
             src, params, scal = g.program()
             # Chunks of one position, run on 1, 2 and 7 workers.
             env = dict(os.environ, LANGS="c", STORAGES="alloc caller", THREADS="1 2 7", GRAIN="1")
+            if i % 2:
+                # Two-pass nests: every other program with a barrier
+                # between the passes instead of the default look-back.
+                env["AFC_FLAGS"] = (env.get("AFC_FLAGS", "") + " --two-pass=barrier").strip()
             if g.uses_externs:
                 # The interpreter runs the externs' .acc versions instead.
                 oracle = os.path.join(tmp, "p%d.oracle.acc" % i)

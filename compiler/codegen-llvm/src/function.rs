@@ -432,6 +432,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             "afc_rt_parallel" => cx.i32_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
             "afc_get_num_threads" => cx.i32_type().fn_type(&[], false),
             "afc_rt_in_order" => cx.i32_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
+            "afc_rt_look_back" => cx.i32_type().fn_type(&[ptr.into(), ptr.into(), ptr.into(), ptr.into(), ptr.into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
             "afc_rt_parallel_until" => cx.i64_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into(), ptr.into()], false),
             _ => unreachable!(),
         };

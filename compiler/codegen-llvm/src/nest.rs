@@ -129,6 +129,20 @@ pub(super) enum Pass {
     /// A two-pass nest's second: carried states start from the totals of
     /// the chunks before, combined in chunk order.
     Resume,
+    /// A look-back nest's step between a chunk's passes: the next chunk's
+    /// start from this chunk's start and total (no loop).
+    Carry,
+}
+
+impl Pass {
+    /// What a chunk function of this pass adds to the nest's name.
+    fn suffix(self) -> &'static str {
+        match self {
+            Pass::Totals => ".totals",
+            Pass::Carry => ".carry",
+            Pass::Only | Pass::Resume => "",
+        }
+    }
 }
 
 /// A stateful leaf's end of a nest: a fold's results, a filter's count, a
@@ -417,7 +431,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
             Pass::Resume => nx.scratch = Some(self.entry_alloca(i64t.into(), "masked_store")?),
-            Pass::Only => {}
+            Pass::Only | Pass::Carry => {}
         }
         Ok(())
     }
@@ -489,8 +503,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // A two-pass nest: the totals, then each chunk's start. If a chunk
         // of the first pass fails, the second runs up to that chunk only:
         // the first error in index order may be one only it can see.
-        let (mut reach, mut first_fault, mut chained) = (extent, None, None);
-        if par.two_pass {
+        let (mut reach, mut first_fault, mut chained, mut look) = (extent, None, None, None);
+        if par.two_pass && par.look_back {
+            let (c, fns) = self.look_back_plan(n, &owned, &tables, &has, chunks)?;
+            (chained, look) = (Some(c), Some(fns));
+        } else if par.two_pass {
             let (r, c, failed, fault) = self.first_pass(n, &owned, &tables, &has, extent, size, chunks)?;
             (reach, chained, first_fault) = (r, Some(c), Some((failed, fault)));
         }
@@ -501,7 +518,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Some(p) => Some(self.b.build_not(p.on, "in_order")?),
             None => None,
         };
-        let (body, ctx) = self.chunk_fn(n, pass, &tables, &has, chained, &parts)?;
+        let (body, ctx) = self.chunk_fn(n, pass, &tables, &Tables::new(), &has, chained, &parts)?;
         let run = |g: &mut Self, entry: &str| -> R<IntValue<'ctx>> {
             Ok(g.b.build_call(g.runtime_fn(entry), &[body.into(), ctx.into(), reach.into(), size.into()], "rc")?.try_as_basic_value().basic().expect("the runtime returns a code").into_int_value())
         };
@@ -514,7 +531,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 let a = run(self, "afc_rt_in_order")?;
                 self.b.build_unconditional_branch(ran)?;
                 self.b.position_at_end(spread);
-                let b = run(self, "afc_rt_parallel")?;
+                let b = match look {
+                    Some([(totals, tctx), (carry, cctx)]) => {
+                        let args = [totals.into(), tctx.into(), carry.into(), cctx.into(), body.into(), ctx.into(), reach.into(), size.into()];
+                        self.b.build_call(self.runtime_fn("afc_rt_look_back"), &args, "rc")?.try_as_basic_value().basic().expect("the runtime returns a code").into_int_value()
+                    }
+                    None => run(self, "afc_rt_parallel")?,
+                };
                 self.b.build_unconditional_branch(ran)?;
                 self.b.position_at_end(ran);
                 let rc = self.b.build_phi(cx.i32_type(), "rc")?;
@@ -621,6 +644,47 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
+    /// A look-back nest before its run pass: the first chunk's start of
+    /// each carried state, and the chunk functions of its first pass
+    /// (into tables of totals of its own) and of its carry step, which the
+    /// runtime calls chunk by chunk around the run pass
+    /// (`afc_rt_look_back`). Returns whether the run pass chains instead
+    /// (`chains`) and the two functions with their contexts.
+    #[allow(clippy::type_complexity)]
+    fn look_back_plan(&mut self, n: &LoopNest, owned: &[LoopBody], tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chunks: IntValue<'ctx>) -> R<(IntValue<'ctx>, [(PointerValue<'ctx>, PointerValue<'ctx>); 2])> {
+        let i64t = self.cx.i64_type();
+        let chained = self.chains(owned, chunks)?;
+        let mut totals = Tables::new();
+        for l in owned {
+            match l {
+                LoopBody::Scan { outs, init, .. } => {
+                    for (v, z) in outs.iter().zip(init) {
+                        let z = self.operand(z);
+                        let m = self.to_mem(z)?;
+                        self.b.build_store(tables[v].0, m)?;
+                    }
+                }
+                LoopBody::Filter { count, .. } => {
+                    let (slot, t) = tables[count];
+                    self.b.build_store(slot, i64t.const_zero())?;
+                    // The run pass's last chunk leaves the count after the
+                    // table (none runs for an empty loop).
+                    let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
+                    self.b.build_store(ep, i64t.const_zero())?;
+                }
+                _ => continue,
+            }
+            for v in l.state_vars() {
+                let t = tables[&v].1;
+                let slot = self.entry_alloca(t.array_type(MAX_CHUNKS as u32).into(), &format!("{}.totals", self.name(v)))?;
+                totals.insert(v, (slot, t));
+            }
+        }
+        let first = self.chunk_fn(n, Pass::Totals, &totals, &Tables::new(), has, None, &ScatterParts::new())?;
+        let carry = self.chunk_fn(n, Pass::Carry, tables, &totals, has, None, &ScatterParts::new())?;
+        Ok((chained, [first, carry]))
+    }
+
     /// A two-pass nest before its run pass: the totals pass and the starts
     /// it gives — or, on one worker or in one chunk, nothing but the first
     /// chunk's start (the run pass then chains its chunks). Returns how far
@@ -631,22 +695,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let one = i64t.const_int(1, false);
-        // On one worker, or in one chunk, the first pass would only
-        // double the work: the run pass's chunks go in order on the
-        // calling thread instead, each from the state the chunk before it
-        // ended in (`chained`). The chunks — so the folds' partials — are
-        // the same; an exact carried state (a filter's count, an integer
-        // scan) is the same either way, while a float scan keeps its two
-        // passes on one worker, so that its bits do not depend on the
-        // number of workers.
-        let small = self.b.build_int_compare(IntPredicate::SLE, chunks, one, "one_chunk")?;
-        let exact = owned.iter().filter(|l| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. })).all(|l| l.state_vars().iter().all(|v| !self.f.var(*v).ty.prim().is_float()));
-        let single = if exact {
-            let alone = self.one_worker()?;
-            self.b.build_or(alone, small, "single")?
-        } else {
-            small
-        };
+        let single = self.chains(owned, chunks)?;
         let (single_bb, multi_bb, join) = (self.new_block("chained"), self.new_block("two_passes"), self.new_block("passes_planned"));
         self.b.build_conditional_branch(single, single_bb, multi_bb)?;
         self.b.position_at_end(single_bb);
@@ -669,7 +718,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let single_end = self.b.get_insert_block().expect("a block");
         self.b.build_unconditional_branch(join)?;
         self.b.position_at_end(multi_bb);
-        let (body, ctx) = self.chunk_fn(n, Pass::Totals, tables, has, None, &ScatterParts::new())?;
+        let (body, ctx) = self.chunk_fn(n, Pass::Totals, tables, &Tables::new(), has, None, &ScatterParts::new())?;
         let fault = self.entry_alloca(i64t.array_type(4).into(), "first_pass_fault")?;
         let k = self.b.build_call(self.runtime_fn("afc_rt_parallel_until"), &[body.into(), ctx.into(), extent.into(), size.into(), fault.into()], "failed_chunk")?;
         let k = k.try_as_basic_value().basic().expect("afc_rt_parallel_until returns a chunk").into_int_value();
@@ -701,6 +750,31 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         Ok((reach, chained, failed, fault))
+    }
+
+    /// Whether a two-pass nest's run pass chains its chunks instead of
+    /// running a first pass. On one worker, or in one chunk, the first pass
+    /// would only double the work: the run pass's chunks go in order on the
+    /// calling thread instead, each from the state the chunk before it
+    /// ended in. The chunks — so the folds' partials — are the same; an
+    /// exact carried state (a filter's count, an integer scan) is the same
+    /// either way, while a float scan keeps its two passes on one worker,
+    /// so that its bits do not depend on the number of workers.
+    fn chains(&mut self, owned: &[LoopBody], chunks: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let one = self.cx.i64_type().const_int(1, false);
+        let small = self.b.build_int_compare(IntPredicate::SLE, chunks, one, "one_chunk")?;
+        if !self.exact_carries(owned) {
+            return Ok(small);
+        }
+        let alone = self.one_worker()?;
+        Ok(self.b.build_or(alone, small, "chained")?)
+    }
+
+    /// Whether every carried state of a two-pass nest (a scan's value, a
+    /// filter's count) is exact — no float — so that chaining its chunks on
+    /// one worker gives the bits their two passes give.
+    fn exact_carries(&self, owned: &[LoopBody]) -> bool {
+        owned.iter().filter(|l| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. })).all(|l| l.state_vars().iter().all(|v| !self.f.var(*v).ty.prim().is_float()))
     }
 
     /// Between a two-pass nest's passes: each carried state's table of
@@ -776,6 +850,86 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
+    /// A look-back nest's step between chunk `c`'s passes (in its carry
+    /// function): chunk `c + 1`'s start of each carried state from `c`'s
+    /// start and total, as `carry_starts` makes them all — the first
+    /// chunk's total is the second's start (it began from the initial
+    /// value), a later total is combined in if it holds anything, a
+    /// filter's counts are summed.
+    fn carry_step(&mut self, n: &LoopNest, starts: &Tables<'ctx>, totals: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, c: IntValue<'ctx>) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let next = self.b.build_int_add(c, i64t.const_int(1, false), "next_chunk")?;
+        let is_first = self.b.build_int_compare(IntPredicate::EQ, c, i64t.const_zero(), "first")?;
+        // Loads entry `k` of a taken table, in register form.
+        let load = |g: &mut Self, tables: &Tables<'ctx>, v: VarId, k: IntValue<'ctx>| -> R<BasicValueEnum<'ctx>> {
+            let (slot, t) = tables[&v];
+            let table = g.take(slot.into(), true).into_pointer_value();
+            let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[k], "entry")? };
+            let x = g.b.build_load(t, ep, "entry")?;
+            g.from_mem(x, g.f.var(v).ty.prim())
+        };
+        let store = |g: &mut Self, v: VarId, x: BasicValueEnum<'ctx>| -> R<()> {
+            let (slot, t) = starts[&v];
+            let table = g.take(slot.into(), true).into_pointer_value();
+            let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[next], "start")? };
+            let m = g.to_mem(x)?;
+            g.b.build_store(ep, m)?;
+            Ok(())
+        };
+        for l in owned_by(&n.root.body, None) {
+            match &l {
+                LoopBody::Scan { dir, op, outs, .. } => {
+                    let mut start = vec![];
+                    let mut total = vec![];
+                    for v in outs {
+                        start.push(load(self, starts, *v, c)?);
+                        total.push(load(self, totals, *v, c)?);
+                    }
+                    let h = self.take(has[&leaf_key(&l)].into(), true).into_pointer_value();
+                    let ep = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), h, &[c], "has")? };
+                    let some = self.b.build_load(cx.i8_type(), ep, "has")?.into_int_value();
+                    let some = self.b.build_int_compare(IntPredicate::NE, some, cx.i8_type().const_zero(), "has")?;
+                    let later = self.b.build_not(is_first, "later")?;
+                    let combine = self.b.build_and(some, later, "combine")?;
+                    // (The operator may fail or lack an identity: it runs
+                    // only on two values that are there.)
+                    let (step, keep, join) = (self.new_block("carry.combine"), self.new_block("carry.keep"), self.new_block("carry.next"));
+                    self.b.build_conditional_branch(combine, step, keep)?;
+                    self.b.position_at_end(step);
+                    let args: Vec<BasicValueEnum<'ctx>> = if *dir == ScanKind::Right { total.iter().chain(&start).copied().collect() } else { start.iter().chain(&total).copied().collect() };
+                    let sum = self.lambda(op, &args)?;
+                    let step_end = self.b.get_insert_block().expect("a block");
+                    self.b.build_unconditional_branch(join)?;
+                    self.b.position_at_end(keep);
+                    let mut kept = vec![];
+                    for (s, t) in start.iter().zip(&total) {
+                        kept.push(self.b.build_select(is_first, *t, *s, "kept")?);
+                    }
+                    self.b.build_unconditional_branch(join)?;
+                    self.b.position_at_end(join);
+                    let mut phis = vec![];
+                    for (a, b) in sum.iter().zip(&kept) {
+                        let p = self.b.build_phi(a.get_type(), "start")?;
+                        p.add_incoming(&[(a, step_end), (b, keep)]);
+                        phis.push(p.as_basic_value());
+                    }
+                    for (v, x) in outs.iter().zip(phis) {
+                        store(self, *v, x)?;
+                    }
+                }
+                LoopBody::Filter { count, .. } => {
+                    let a = load(self, starts, *count, c)?.into_int_value();
+                    let b = load(self, totals, *count, c)?.into_int_value();
+                    let sum = self.b.build_int_add(a, b, "start")?;
+                    store(self, *count, sum.into())?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// A filter's table of the first `used` chunks' counts becomes its
     /// offsets, in place, with the sum after them; returns the sum.
     fn offsets(&mut self, count: VarId, tables: &Tables<'ctx>, used: IntValue<'ctx>) -> R<IntValue<'ctx>> {
@@ -801,18 +955,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// generated once to learn what it takes from this function, then with
     /// those values as parameters, called by a wrapper that loads them from
     /// a context) and that context, filled here.
-    fn chunk_fn(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, parts: &ScatterParts<'ctx>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
+    #[allow(clippy::too_many_arguments)]
+    fn chunk_fn(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, totals: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, parts: &ScatterParts<'ctx>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let ptr = cx.ptr_type(Default::default());
-        let (first, taken) = self.chunk_body(n, pass, tables, has, chained, parts, None)?;
+        let (first, taken) = self.chunk_body(n, pass, tables, totals, has, chained, parts, None)?;
         unsafe { first.delete() };
-        let (body, again) = self.chunk_body(n, pass, tables, has, chained, parts, Some(&taken))?;
+        let (body, again) = self.chunk_body(n, pass, tables, totals, has, chained, parts, Some(&taken))?;
         if again.len() != taken.len() {
             afc_ir::ice::fail("codegen", "a chunk function's second pass took other values than its first", &format!("cluster {}: {} then {}", n.cluster, taken.len(), again.len()));
         }
         let fty = cx.void_type().fn_type(&[ptr.into(), i64t.into(), i64t.into(), i64t.into(), ptr.into()], false);
-        let suffix = if pass == Pass::Totals { ".totals" } else { "" };
+        let suffix = pass.suffix();
         let func = self.m.add_function(&format!("{}.nest{}{}", self.f.name, n.cluster, suffix), fty, Some(Linkage::Internal));
         let kind = Attribute::get_named_enum_kind_id;
         func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
@@ -851,12 +1006,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// or a first pass's totals of scans and filter counts. Returns the
     /// function and the values it took, in order.
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-    fn chunk_body(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, parts: &ScatterParts<'ctx>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
+    fn chunk_body(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, totals: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, parts: &ScatterParts<'ctx>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let ptr = cx.ptr_type(Default::default());
         let kind = Attribute::get_named_enum_kind_id;
-        let name = format!("{}.nest{}{}", self.f.name, n.cluster, if pass == Pass::Totals { ".totals" } else { "" });
+        let name = format!("{}.nest{}{}", self.f.name, n.cluster, pass.suffix());
         let func = match params {
             None => {
                 let fty = cx.void_type().fn_type(&[i64t.into(), i64t.into(), i64t.into(), ptr.into(), ptr.into()], false);
@@ -902,75 +1057,80 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         g.at(n.span);
         chunk.chained = chained.map(|c| g.take(c.into(), false).into_int_value());
         let carried = |l: &LoopBody| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. });
-        let mut starts = Tables::new();
-        if pass == Pass::Resume {
-            for l in owned_by(&n.root.body, None).iter().filter(|l| carried(l)) {
-                for v in l.state_vars() {
-                    let (slot, t) = tables[&v];
-                    starts.insert(v, (g.take(slot.into(), true).into_pointer_value(), t));
+        if pass == Pass::Carry {
+            g.carry_step(n, tables, totals, has, chunk.index)?;
+        } else {
+            let mut starts = Tables::new();
+            if pass == Pass::Resume {
+                for l in owned_by(&n.root.body, None).iter().filter(|l| carried(l)) {
+                    for v in l.state_vars() {
+                        let (slot, t) = tables[&v];
+                        starts.insert(v, (g.take(slot.into(), true).into_pointer_value(), t));
+                    }
                 }
             }
-        }
-        let mut taken_parts = ScatterParts::new();
-        for (key, p) in parts {
-            let bufs = p.bufs.iter().map(|b| g.take((*b).into(), true).into_pointer_value()).collect();
-            let flags = g.take(p.flags.into(), true).into_pointer_value();
-            let (len, on) = (g.take(p.len.into(), false).into_int_value(), g.take(p.on.into(), false).into_int_value());
-            taken_parts.insert(*key, Partials { bufs, flags, len, on });
-        }
-        let extent = g.size_expr(&n.root.extent)?;
-        let ends = g.run_nest(n, Some(chunk), &starts, &taken_parts)?;
-        if let Some(chained) = chunk.chained {
-            // Chunks run in order: the next one starts where this one ends.
-            let (write, rest) = (g.new_block("chain"), g.new_block("chained"));
-            g.b.build_conditional_branch(chained, write, rest)?;
-            g.b.position_at_end(write);
-            let next = g.b.build_int_add(chunk.index, i64t.const_int(1, false), "next_chunk")?;
-            for e in ends.iter().filter(|e| carried(&e.leaf)) {
-                for (v, x) in &e.vals {
-                    let (table, t) = starts[v];
-                    let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[next], "start")? };
-                    let m = g.to_mem(*x)?;
-                    g.b.build_store(ep, m)?;
-                }
+            let mut taken_parts = ScatterParts::new();
+            for (key, p) in parts {
+                let bufs = p.bufs.iter().map(|b| g.take((*b).into(), true).into_pointer_value()).collect();
+                let flags = g.take(p.flags.into(), true).into_pointer_value();
+                let (len, on) = (g.take(p.len.into(), false).into_int_value(), g.take(p.on.into(), false).into_int_value());
+                taken_parts.insert(*key, Partials { bufs, flags, len, on });
             }
-            g.b.build_unconditional_branch(rest)?;
-            g.b.position_at_end(rest);
-        }
-        for e in ends {
-            if let (LoopBody::Filter { count, .. }, Pass::Resume) = (&e.leaf, pass) {
-                // The last chunk's cursor is the filter's count.
-                let (last, rest) = (g.new_block("last_chunk"), g.new_block("counted"));
-                let is_last = g.b.build_int_compare(IntPredicate::EQ, chunk.hi, extent, "last")?;
-                g.b.build_conditional_branch(is_last, last, rest)?;
-                g.b.position_at_end(last);
-                let (slot, t) = tables[count];
-                let table = g.take(slot.into(), true).into_pointer_value();
-                let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
-                g.b.build_store(ep, e.vals[0].1)?;
+            let extent = g.size_expr(&n.root.extent)?;
+            let ends = g.run_nest(n, Some(chunk), &starts, &taken_parts)?;
+            if let Some(chained) = chunk.chained {
+                // Chunks run in order: the next one starts where this one ends.
+                let (write, rest) = (g.new_block("chain"), g.new_block("chained"));
+                g.b.build_conditional_branch(chained, write, rest)?;
+                g.b.position_at_end(write);
+                let next = g.b.build_int_add(chunk.index, i64t.const_int(1, false), "next_chunk")?;
+                for e in ends.iter().filter(|e| carried(&e.leaf)) {
+                    for (v, x) in &e.vals {
+                        let (table, t) = starts[v];
+                        let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[next], "start")? };
+                        let m = g.to_mem(*x)?;
+                        g.b.build_store(ep, m)?;
+                    }
+                }
                 g.b.build_unconditional_branch(rest)?;
                 g.b.position_at_end(rest);
-                continue;
             }
-            let keep = match pass {
-                Pass::Only => !matches!(e.leaf, LoopBody::Scan { .. }),
-                Pass::Totals => carried(&e.leaf),
-                Pass::Resume => !carried(&e.leaf),
-            };
-            if !keep {
-                continue;
-            }
-            for (v, x) in e.vals {
-                let (slot, t) = tables[&v];
-                let table = g.take(slot.into(), true).into_pointer_value();
-                let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[chunk.index], "partial")? };
-                let m = g.to_mem(x)?;
-                g.b.build_store(ep, m)?;
-            }
-            if let Some(h) = e.has {
-                let table = g.take(has[&leaf_key(&e.leaf)].into(), true).into_pointer_value();
-                let ep = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), table, &[chunk.index], "has")? };
-                g.b.build_store(ep, g.b.build_int_z_extend(h, cx.i8_type(), "has")?)?;
+            for e in ends {
+                if let (LoopBody::Filter { count, .. }, Pass::Resume) = (&e.leaf, pass) {
+                    // The last chunk's cursor is the filter's count.
+                    let (last, rest) = (g.new_block("last_chunk"), g.new_block("counted"));
+                    let is_last = g.b.build_int_compare(IntPredicate::EQ, chunk.hi, extent, "last")?;
+                    g.b.build_conditional_branch(is_last, last, rest)?;
+                    g.b.position_at_end(last);
+                    let (slot, t) = tables[count];
+                    let table = g.take(slot.into(), true).into_pointer_value();
+                    let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
+                    g.b.build_store(ep, e.vals[0].1)?;
+                    g.b.build_unconditional_branch(rest)?;
+                    g.b.position_at_end(rest);
+                    continue;
+                }
+                let keep = match pass {
+                    Pass::Only => !matches!(e.leaf, LoopBody::Scan { .. }),
+                    Pass::Totals => carried(&e.leaf),
+                    Pass::Resume => !carried(&e.leaf),
+                    Pass::Carry => unreachable!("a carry step runs no loop"),
+                };
+                if !keep {
+                    continue;
+                }
+                for (v, x) in e.vals {
+                    let (slot, t) = tables[&v];
+                    let table = g.take(slot.into(), true).into_pointer_value();
+                    let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[chunk.index], "partial")? };
+                    let m = g.to_mem(x)?;
+                    g.b.build_store(ep, m)?;
+                }
+                if let Some(h) = e.has {
+                    let table = g.take(has[&leaf_key(&e.leaf)].into(), true).into_pointer_value();
+                    let ep = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), table, &[chunk.index], "has")? };
+                    g.b.build_store(ep, g.b.build_int_z_extend(h, cx.i8_type(), "has")?)?;
+                }
             }
         }
         g.b.build_unconditional_branch(done)?;

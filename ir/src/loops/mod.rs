@@ -392,6 +392,13 @@ pub struct Parallel {
     /// gives each chunk its start, and the second pass runs from those.
     /// Exactly when `two_pass` says.
     pub two_pass: bool,
+    /// How a two-pass nest's passes meet (docs/strategy.md, "Filters"):
+    /// chunk by chunk (`look-back`: each chunk runs its first pass, waits
+    /// for the chunk before it to know its own start, publishes the next
+    /// one's and runs its second pass while its inputs are still in cache),
+    /// or every chunk's first pass before any second pass (a barrier:
+    /// reduce-then-scan). Only in a two-pass nest.
+    pub look_back: bool,
     /// The nest's scatters update a partial destination per chunk (every
     /// chunk but the first, which updates the output), combined into the
     /// output in chunk order after the chunks — when they are few enough

@@ -700,8 +700,13 @@ impl Parser {
                 self.expect("-")?;
                 self.expect("pass")?;
             }
+            let look_back = self.eat("look");
+            if look_back {
+                self.expect("-")?;
+                self.expect("back")?;
+            }
             let partials = self.eat("partials");
-            Some(Parallel { grain, two_pass, partials })
+            Some(Parallel { grain, two_pass, look_back, partials })
         } else {
             None
         };

@@ -441,6 +441,9 @@ fn parallel(vars: &[VarInfo], n: &LoopNest, p: Parallel) -> Result<(), String> {
     if let Some(why) = parallel_blocker(vars, n) {
         return Err(format!("cluster {} is parallel {}", n.cluster, why));
     }
+    if p.look_back && !p.two_pass {
+        return Err(format!("cluster {} looks back for its chunks' starts but runs in one pass", n.cluster));
+    }
     match (p.two_pass, two_pass(n)) {
         (false, true) => return Err(format!("cluster {} is parallel in one pass but carries a scan or a stored filter's cursor across chunks", n.cluster)),
         (true, false) => return Err(format!("cluster {} is parallel in two passes but carries nothing across chunks", n.cluster)),
