@@ -59,7 +59,7 @@ bench-ilp: build
 
 # Coverage-guided fuzzing and differential testing at scale (not part of
 # `make test`): AFC_FUZZ_SECONDS per target, AFC_FUZZ_COUNT programs.
-FUZZ_COUNT := $(if $(filter file,$(origin AFC_FUZZ_COUNT)),1000,$(AFC_FUZZ_COUNT))
+FUZZ_COUNT := $(if $(filter file,$(origin AFC_FUZZ_COUNT)),2000,$(AFC_FUZZ_COUNT))
 fuzz: build
 	AFC_FUZZ_COUNT=$(FUZZ_COUNT) ./testsuite/fuzz/run-fuzz.sh
 

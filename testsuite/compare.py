@@ -10,23 +10,27 @@ import sys
 
 
 def parse(path):
-    out = []
     with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line or " = " not in line:
-                continue
-            name, val = line.split(" = ", 1)
-            # A matrix: `RxC:[…]`; its shape is compared as one more element.
-            shape = None
-            if ":" in val and not val.startswith("["):
-                shape, val = val.split(":", 1)
-            if val.startswith("["):
-                inner = val[1:-1].strip()
-                xs = [x.strip() for x in inner.split(",")] if inner else []
-                out.append((name, (["shape " + shape] if shape is not None else []) + xs))
-            else:
-                out.append((name, val.strip()))
+        return parse_text(f.read())
+
+
+def parse_text(text):
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or " = " not in line:
+            continue
+        name, val = line.split(" = ", 1)
+        # A matrix: `RxC:[…]`; its shape is compared as one more element.
+        shape = None
+        if ":" in val and not val.startswith("["):
+            shape, val = val.split(":", 1)
+        if val.startswith("["):
+            inner = val[1:-1].strip()
+            xs = [x.strip() for x in inner.split(",")] if inner else []
+            out.append((name, (["shape " + shape] if shape is not None else []) + xs))
+        else:
+            out.append((name, val.strip()))
     return out
 
 
@@ -46,29 +50,33 @@ def same(a, b, rtol):
     return x == y or abs(x - y) <= rtol * max(abs(x), abs(y), 1e-300)
 
 
+def disagreements(e, g, rtol=0.0):
+    """Where two parsed listings differ (an empty list when they agree)."""
+    if len(e) != len(g):
+        return ["different results: %s vs %s" % ([k for k, _ in e], [k for k, _ in g])]
+    out = []
+    for (k, ev), (_, gv) in zip(e, g):
+        if isinstance(ev, list) != isinstance(gv, list) or (isinstance(ev, list) and len(ev) != len(gv)):
+            out.append("%s: shapes differ: %s vs %s" % (k, ev, gv))
+            continue
+        pairs = zip(ev, gv) if isinstance(ev, list) else [(ev, gv)]
+        for i, (x, y) in enumerate(pairs):
+            if not same(x, y, rtol):
+                out.append("%s[%d]: expected %s, got %s" % (k, i, x, y))
+                break
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("expected")
     ap.add_argument("actual")
     ap.add_argument("--rtol", type=float, default=0.0)
     a = ap.parse_args()
-    e, g = parse(a.expected), parse(a.actual)
-    ok = True
-    if len(e) != len(g):
-        print("different results: %s vs %s" % ([k for k, _ in e], [k for k, _ in g]))
-        sys.exit(1)
-    for (k, ev), (_, gv) in zip(e, g):
-        if isinstance(ev, list) != isinstance(gv, list) or (isinstance(ev, list) and len(ev) != len(gv)):
-            print("%s: shapes differ: %s vs %s" % (k, ev, gv))
-            ok = False
-            continue
-        pairs = zip(ev, gv) if isinstance(ev, list) else [(ev, gv)]
-        for i, (x, y) in enumerate(pairs):
-            if not same(x, y, a.rtol):
-                print("%s[%d]: expected %s, got %s" % (k, i, x, y))
-                ok = False
-                break
-    sys.exit(0 if ok else 1)
+    diff = disagreements(parse(a.expected), parse(a.actual), a.rtol)
+    for line in diff:
+        print(line)
+    sys.exit(1 if diff else 0)
 
 
 if __name__ == "__main__":

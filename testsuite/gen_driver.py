@@ -3,11 +3,14 @@
 header with the given arguments (flattened parameter leaves, as for
 `afc --interpret`) and prints its results in the interpreter's format.
 
-  gen_driver.py [--lang c|c++] [--storage alloc|caller] [--loops N] -- HEADER FN ARG...
+  gen_driver.py [--lang c|c++] [--storage alloc|caller] [--loops N] [--entry NAME] -- HEADER FN ARG...
 
 --storage caller passes output arrays with caller-provided room (the cube
 of the largest input length: a cross of a cross fits); --loops N calls the function N times (checking that
-repeated calls with reused storage give the same answer)."""
+repeated calls with reused storage give the same answer); --entry NAME
+writes `int NAME(void)` instead of `main`, without the includes and the
+printing helpers (PREAMBLE), so that several drivers share one file (the
+differential tester's batches)."""
 import argparse
 import re
 import sys
@@ -109,6 +112,13 @@ def fmt_float(v):
     return repr(f)
 
 
+PREAMBLE = "\n".join([
+    "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n",
+    "static inline void pf(double x) { if (x != x) printf(\"nan\"); else printf(\"%.17g\", x); }",
+    "static inline void pf32(float x) { if (x != x) printf(\"nan\"); else printf(\"%.17g\", (double)x); }",
+])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("header")
@@ -116,8 +126,15 @@ def main():
     ap.add_argument("--lang", default="c")
     ap.add_argument("--storage", default="alloc")
     ap.add_argument("--loops", type=int, default=1)
+    ap.add_argument("--entry")
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
+    print(driver(a.header, a.fn, a.args, a.lang, a.storage, a.loops, a.entry))
+
+
+def driver(header, fn, args, lang="c", storage="alloc", loops=1, entry=None):
+    """The driver's text (see the module's doc)."""
+    a = argparse.Namespace(header=header, fn=fn, args=args, lang=lang, storage=storage, loops=loops, entry=entry)
     params = parse_proto(a.header, a.fn)
     ins = [p for p in params if not p[2]]
     outs = [p for p in params if p[2]]
@@ -125,11 +142,12 @@ def main():
         sys.exit("%s takes %d arguments, %d given" % (a.fn, len(ins), len(a.args)))
     L = []
     w = L.append
-    w('#include "%s"' % a.header)
-    w("#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n")
-    w("static inline void pf(double x) { if (x != x) printf(\"nan\"); else printf(\"%.17g\", x); }")
-    w("static inline void pf32(float x) { if (x != x) printf(\"nan\"); else printf(\"%.17g\", (double)x); }")
-    w("int main(void) {")
+    if a.entry:
+        w("int %s(void) {" % a.entry)
+    else:
+        w('#include "%s"' % a.header)
+        w(PREAMBLE)
+        w("int main(void) {")
     maxlen = 0
     call = []
     for (t, name, _), v in zip(ins, a.args):
@@ -190,7 +208,7 @@ def main():
     w("    }")
     w("    " + leak)
     w("    return rc;\n}")
-    print("\n".join(L))
+    return "\n".join(L)
 
 
 if __name__ == "__main__":

@@ -8,23 +8,34 @@ array-valued if; recursive functions on halves and filtered parts; extern
 calls (Inputs/externs.c, with Inputs/externs.acc as
 the interpreter's oracle), length, scalar
 code with tuples, if, select, indexing, casts, built-ins) and random inputs,
-then checks with check-run.sh that every fusion mode, from C drivers with
+then checks, as check-run.sh does, that every fusion mode, from C drivers with
 afc-allocated and caller-provided outputs, agrees with the reference
 interpreter, errors included (out-of-range indices, division by zero, size
 mismatches, negative sizes).
 
-  difftest.py [--seed S] [--count N] [--keep DIR]
+  difftest.py [--seed S] [--count N] [--batch K] [--keep DIR]
 
-The seed and count default to AFC_FUZZ_SEED and AFC_FUZZ_COUNT."""
+The seed and count default to AFC_FUZZ_SEED and AFC_FUZZ_COUNT. Programs
+are checked K at a time (AFC_FUZZ_BATCH, default 10; `check_batch`): their
+functions in one file, compiled once per fusion mode and called from one
+driver, which costs a quarter of checking each alone; a program the batch
+finds wrong is checked alone with check-run.sh, which reports it."""
 import argparse
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CHECK = os.path.join(os.path.dirname(HERE), "check-run.sh")
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CHECK = os.path.join(ROOT, "testsuite", "check-run.sh")
+RUNTIME = os.path.join(ROOT, "runtime-c")
+AFC = os.environ.get("AFC", os.path.join(ROOT, "target", "release", "afc"))
+sys.path.insert(0, os.path.join(ROOT, "testsuite"))
+import compare  # noqa: E402  (listings compared in process)
+import gen_driver  # noqa: E402  (PREAMBLE, shared by a batch's drivers)
 
 NUM = ["i32", "i64", "f32", "f64"]
 ALL = NUM + ["bool"]
@@ -508,42 +519,186 @@ class Gen:
         return repr(r.choice([0.0, 1.0, -1.5, 0.1, 2.5, 1e3, -0.0, r.uniform(-10, 10)]))
 
 
+def flags(env, barrier):
+    """The compile flags of a check: two-pass nests with a barrier between
+    their passes instead of the default look-back, for every other check."""
+    if barrier:
+        env["AFC_FLAGS"] = (env.get("AFC_FLAGS", "") + " --two-pass=barrier").strip()
+    return env
+
+
+def check_one(tmp, i, g, src, args, barrier):
+    """Checks one program with check-run.sh; returns its report, or None."""
+    # Chunks of one position, run on 1, 2 and 7 workers.
+    env = flags(dict(os.environ, LANGS="c", STORAGES="alloc caller", THREADS="1 2 7", GRAIN="1"), barrier)
+    if g.uses_externs:
+        # The interpreter runs the externs' .acc versions instead.
+        oracle = os.path.join(tmp, "p%d.oracle.acc" % i)
+        open(oracle, "w").write(open(os.path.join(HERE, "Inputs", "externs.acc")).read() + src)
+        src = g.declarations() + src
+        env.update(EXTERN_C=os.path.join(HERE, "Inputs", "externs.c"), ORACLE=oracle)
+    path = os.path.join(tmp, "p%d.acc" % i)
+    open(path, "w").write(src)
+    p = subprocess.run([CHECK, path, "f"] + args, capture_output=True, text=True, env=env)
+    if p.returncode == 0:
+        return None
+    return (src, env.get("ORACLE"), p.stdout + p.stderr)
+
+
+def batched(k):
+    """The name of the k-th function of a batch: apart from every name
+    the generator makes (f1, s2, …), which the drivers declare too."""
+    return "batched%d" % k
+
+
+def check_batch(tmp, batch, barrier):
+    """Checks several programs at once, as check-run.sh checks one: their
+    functions (f renamed batched0, batched1, …, their helpers apart) in one file,
+    compiled once per fusion mode, called from one C driver per storage on
+    1, 2 and 7 workers, each function's output and status against the
+    interpreter's. Returns the indices in `batch` that may fail — all of
+    them when the batch cannot be compiled or a driver does not finish —
+    for check_one to confirm and report."""
+    srcs = []
+    for k, (_, _, src, _) in enumerate(batch):
+        src = re.sub(r"\b(rec\d+)\b", lambda m: "%s_%d" % (m.group(1), k), src)
+        srcs.append(src.replace("export fn f(", "export fn %s(" % batched(k), 1))
+    path = os.path.join(tmp, "batch.acc")
+    header = os.path.join(tmp, "batch.h")
+    externs = any(g.uses_externs for _, g, _, _ in batch)
+    oracle, link = path, []
+    if externs:
+        # The externs declared once; the interpreter runs their .acc
+        # versions (Inputs/externs.acc) instead, as check_one does.
+        oracle = os.path.join(tmp, "batch.oracle.acc")
+        open(oracle, "w").write(open(os.path.join(HERE, "Inputs", "externs.acc")).read() + "\n".join(srcs))
+        srcs.insert(0, batch[0][1].declarations())
+        link = [os.path.join(tmp, "externs.o")]
+        if subprocess.run(["cc", "-std=c99", "-w", "-I" + RUNTIME, "-c", os.path.join(HERE, "Inputs", "externs.c"), "-o", link[0]]).returncode != 0:
+            return set(range(len(batch)))
+    open(path, "w").write("\n".join(srcs))
+    everything = set(range(len(batch)))
+    expected = []
+    for k, (_, _, _, args) in enumerate(batch):
+        p = subprocess.run([AFC, oracle, "--interpret", batched(k), "--"] + args, capture_output=True, text=True)
+        expected.append((p.returncode != 0, p.stdout))
+    if subprocess.run([AFC, path, "--emit=header", "-o", header], capture_output=True).returncode != 0:
+        return everything
+    drivers = {}
+    for storage in ("alloc", "caller"):
+        parts = ['#include "%s"' % header, gen_driver.PREAMBLE]
+        for k, (_, _, _, args) in enumerate(batch):
+            try:
+                parts.append(gen_driver.driver(header, batched(k), args, storage=storage, loops=2, entry="run%d" % k))
+            except SystemExit:  # (a prototype it cannot read)
+                return everything
+        runs = ", ".join("run%d" % k for k in range(len(batch)))
+        parts.append("int main(void) {\n    int (*runs[])(void) = {%s};\n"
+                     "    for (int k = 0; k < %d; k++) {\n"
+                     '        printf("@@ %%d\\n", k); fflush(stdout);\n'
+                     "        int rc = runs[k]();\n"
+                     '        printf("@@ rc %%d\\n", rc); fflush(stdout);\n'
+                     "    }\n    return 0;\n}" % (runs, len(batch)))
+        src = os.path.join(tmp, "driver_%s.c" % storage)
+        open(src, "w").write("\n".join(parts))
+        obj = src[:-2] + ".o"
+        if subprocess.run(["cc", "-std=c99", "-w", "-I" + RUNTIME, "-c", src, "-o", obj]).returncode != 0:
+            return everything
+        drivers[storage] = obj
+    extra = os.environ.get("AFC_FLAGS", "").split() + (["--two-pass=barrier"] if barrier else [])
+    bad = set()
+    for mode in ("none", "greedy", "ilp"):
+        obj = os.path.join(tmp, "batch_%s.o" % mode)
+        c = subprocess.run([AFC, path, "--verify", "--strict-fp", "--fusion=" + mode, "-O" + os.environ.get("OPT", "2"), "--parallel-grain", "1"] + extra + ["-o", obj], capture_output=True)
+        if c.returncode != 0:
+            return everything
+        for storage, dobj in drivers.items():
+            exe = os.path.join(tmp, "driver")
+            if subprocess.run(["cc", dobj, obj] + link + [os.path.join(ROOT, "build", "libafcrt.a"), "-lgomp", "-lm", "-lpthread", "-o", exe]).returncode != 0:
+                return everything
+            for threads in ("1", "2", "7"):
+                p = subprocess.run([exe], capture_output=True, text=True, env=dict(os.environ, AFC_NUM_THREADS=threads))
+                got = {}
+                k, lines = None, []
+                for line in p.stdout.splitlines(True):
+                    if line.startswith("@@ rc "):
+                        got[k] = (int(line.split()[2]), "".join(lines))
+                    elif line.startswith("@@ "):
+                        k, lines = int(line.split()[1]), []
+                    else:
+                        lines.append(line)
+                if p.returncode != 0 or len(got) != len(batch):
+                    return everything
+                for k, (rc, out) in got.items():
+                    failed, want = expected[k]
+                    if rc == 99 or "LEAK" in out:
+                        bad.add(k)
+                    elif failed or rc != 0:
+                        if not (failed and rc != 0):
+                            bad.add(k)
+                    elif out != want and not same_values(want, out):
+                        bad.add(k)
+    return bad
+
+
+def same_values(want, got):
+    """compare.py's verdict on two listings that differ in their bytes."""
+    return not compare.disagreements(compare.parse_text(want), compare.parse_text(got))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=int(os.environ.get("AFC_FUZZ_SEED", "1")))
     ap.add_argument("--count", type=int, default=int(os.environ.get("AFC_FUZZ_COUNT", "40")))
+    ap.add_argument("--batch", type=int, default=int(os.environ.get("AFC_FUZZ_BATCH", "10")),
+                    help="programs checked together (one compile and one driver for all; 1: each alone)")
     ap.add_argument("--keep", help="keep failing programs here")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
+        def report(i, g, src, args, barrier):
+            nonlocal failures
+            r = check_one(tmp, i, g, src, args, barrier)
+            if r is None:
+                return False
+            failures += 1
+            full, oracle, out = r
+            print("FAIL program %d (seed %d%s):\n%s\nargs: %s\n%s" % (i, a.seed, ", --two-pass=barrier" if barrier else "", full, " ".join(args), out))
+            if a.keep:
+                os.makedirs(a.keep, exist_ok=True)
+                open(os.path.join(a.keep, "fail%d.acc" % i), "w").write(full + "// args: " + " ".join(args) + "\n")
+                if oracle:
+                    open(os.path.join(a.keep, "fail%d.oracle.acc" % i), "w").write(open(oracle).read())
+            return True
+
+        pending, batches = [], 0
+
+        def flush():
+            nonlocal pending, batches, failures
+            barrier = batches % 2 == 1
+            batches += 1
+            suspects = check_batch(tmp, pending, barrier) if len(pending) > 1 else set(range(len(pending)))
+            for k in sorted(suspects):
+                i, g, src, args = pending[k]
+                if not report(i, g, src, args, barrier) and len(pending) > 1:
+                    # Fails in the batch only: as much a bug.
+                    failures += 1
+                    print("FAIL program %d (seed %d): fails only in a batch of %d\n%s\nargs: %s" % (i, a.seed, len(pending), src, " ".join(args)))
+            pending = []
+
         for i in range(a.count):
             g = Gen(rng)
             src, params, scal = g.program()
-            # Chunks of one position, run on 1, 2 and 7 workers.
-            env = dict(os.environ, LANGS="c", STORAGES="alloc caller", THREADS="1 2 7", GRAIN="1")
-            if i % 2:
-                # Two-pass nests: every other program with a barrier
-                # between the passes instead of the default look-back.
-                env["AFC_FLAGS"] = (env.get("AFC_FLAGS", "") + " --two-pass=barrier").strip()
-            if g.uses_externs:
-                # The interpreter runs the externs' .acc versions instead.
-                oracle = os.path.join(tmp, "p%d.oracle.acc" % i)
-                open(oracle, "w").write(open(os.path.join(HERE, "Inputs", "externs.acc")).read() + src)
-                src = g.declarations() + src
-                env.update(EXTERN_C=os.path.join(HERE, "Inputs", "externs.c"), ORACLE=oracle)
-            path = os.path.join(tmp, "p%d.acc" % i)
-            open(path, "w").write(src)
             args = g.inputs(params, scal)
-            p = subprocess.run([CHECK, path, "f"] + args, capture_output=True, text=True, env=env)
-            if p.returncode != 0:
-                failures += 1
-                print("FAIL program %d (seed %d):\n%s\nargs: %s\n%s%s" % (i, a.seed, src, " ".join(args), p.stdout, p.stderr))
-                if a.keep:
-                    os.makedirs(a.keep, exist_ok=True)
-                    open(os.path.join(a.keep, "fail%d.acc" % i), "w").write(src + "// args: " + " ".join(args) + "\n")
-                    if g.uses_externs:
-                        open(os.path.join(a.keep, "fail%d.oracle.acc" % i), "w").write(open(env["ORACLE"]).read())
+            if a.batch <= 1:
+                report(i, g, src, args, i % 2 == 1)
+                continue
+            pending.append((i, g, src, args))
+            if len(pending) >= a.batch:
+                flush()
+        if pending:
+            flush()
     print("%d passed, %d failed" % (a.count - failures, failures))
     sys.exit(1 if failures else 0)
 
