@@ -507,8 +507,9 @@ pub fn parallel_blocker(vars: &[VarInfo], n: &LoopNest) -> Option<String> {
 }
 
 /// What a two-pass nest's first pass runs: the scans and filters the nest
-/// owns, and the leaves that make what they read (streamed, or the index
-/// arrays of the positions they run at). Everything else — stores, folds,
+/// owns, and the leaves that make what they read (streamed, the index
+/// arrays of the positions they run at, or a gather's source computed at
+/// the positions it reads). Everything else — stores, folds,
 /// work at a sub-rate that feeds no count — waits for the second pass.
 pub struct TotalsPass {
     arrays: IndexSet<VarId>,
@@ -527,6 +528,11 @@ impl TotalsPass {
         for (l, o) in made.into_iter().rev() {
             if pass.runs(l) {
                 pass.arrays.extend(l.reads().iter().copied());
+                // A gather's (or transpose's) source: what producers fused
+                // into it compute at the positions it reads.
+                if let LoopBody::Gather { source, .. } | LoopBody::Transpose { source, .. } = l {
+                    pass.arrays.extend(source.iter().copied());
+                }
                 let mut order = o;
                 for _ in 0..=n.labels.len() {
                     let Some(g) = n.labels.iter().find(|g| g.label == order) else { break };
