@@ -556,9 +556,9 @@ def check_batch(tmp, batch, barrier):
     functions (f renamed batched0, batched1, …, their helpers apart) in one file,
     compiled once per fusion mode, called from one C driver per storage on
     1, 2 and 7 workers, each function's output and status against the
-    interpreter's. Returns the indices in `batch` that may fail — all of
-    them when the batch cannot be compiled or a driver does not finish —
-    for check_one to confirm and report."""
+    interpreter's. Returns the indices in `batch` that may fail, for
+    check_one to confirm and report, and whether that is the whole batch
+    because it could not be compiled or a driver did not finish."""
     srcs = []
     for k, (_, _, src, _) in enumerate(batch):
         src = re.sub(r"\b(rec\d+)\b", lambda m: "%s_%d" % (m.group(1), k), src)
@@ -575,7 +575,7 @@ def check_batch(tmp, batch, barrier):
         srcs.insert(0, batch[0][1].declarations())
         link = [os.path.join(tmp, "externs.o")]
         if subprocess.run(["cc", "-std=c99", "-w", "-I" + RUNTIME, "-c", os.path.join(HERE, "Inputs", "externs.c"), "-o", link[0]]).returncode != 0:
-            return set(range(len(batch)))
+            return set(range(len(batch))), True
     open(path, "w").write("\n".join(srcs))
     everything = set(range(len(batch)))
     expected = []
@@ -583,7 +583,7 @@ def check_batch(tmp, batch, barrier):
         p = subprocess.run([AFC, oracle, "--interpret", batched(k), "--"] + args, capture_output=True, text=True)
         expected.append((p.returncode != 0, p.stdout))
     if subprocess.run([AFC, path, "--emit=header", "-o", header], capture_output=True).returncode != 0:
-        return everything
+        return everything, True
     drivers = {}
     for storage in ("alloc", "caller"):
         parts = ['#include "%s"' % header, gen_driver.PREAMBLE]
@@ -591,7 +591,7 @@ def check_batch(tmp, batch, barrier):
             try:
                 parts.append(gen_driver.driver(header, batched(k), args, storage=storage, loops=2, entry="run%d" % k))
             except SystemExit:  # (a prototype it cannot read)
-                return everything
+                return everything, True
         runs = ", ".join("run%d" % k for k in range(len(batch)))
         parts.append("int main(void) {\n    int (*runs[])(void) = {%s};\n"
                      "    for (int k = 0; k < %d; k++) {\n"
@@ -603,7 +603,7 @@ def check_batch(tmp, batch, barrier):
         open(src, "w").write("\n".join(parts))
         obj = src[:-2] + ".o"
         if subprocess.run(["cc", "-std=c99", "-w", "-I" + RUNTIME, "-c", src, "-o", obj]).returncode != 0:
-            return everything
+            return everything, True
         drivers[storage] = obj
     extra = os.environ.get("AFC_FLAGS", "").split() + (["--two-pass=barrier"] if barrier else [])
     bad = set()
@@ -611,11 +611,11 @@ def check_batch(tmp, batch, barrier):
         obj = os.path.join(tmp, "batch_%s.o" % mode)
         c = subprocess.run([AFC, path, "--verify", "--strict-fp", "--fusion=" + mode, "-O" + os.environ.get("OPT", "2"), "--parallel-grain", "1"] + extra + ["-o", obj], capture_output=True)
         if c.returncode != 0:
-            return everything
+            return everything, True
         for storage, dobj in drivers.items():
             exe = os.path.join(tmp, "driver")
             if subprocess.run(["cc", dobj, obj] + link + [os.path.join(ROOT, "build", "libafcrt.a"), "-lgomp", "-lm", "-lpthread", "-o", exe]).returncode != 0:
-                return everything
+                return everything, True
             for threads in ("1", "2", "7"):
                 p = subprocess.run([exe], capture_output=True, text=True, env=dict(os.environ, AFC_NUM_THREADS=threads))
                 got = {}
@@ -628,7 +628,7 @@ def check_batch(tmp, batch, barrier):
                     else:
                         lines.append(line)
                 if p.returncode != 0 or len(got) != len(batch):
-                    return everything
+                    return everything, True
                 for k, (rc, out) in got.items():
                     failed, want = expected[k]
                     if rc == 99 or "LEAK" in out:
@@ -638,7 +638,7 @@ def check_batch(tmp, batch, barrier):
                             bad.add(k)
                     elif out != want and not same_values(want, out):
                         bad.add(k)
-    return bad
+    return bad, False
 
 
 def same_values(want, got):
@@ -678,12 +678,17 @@ def main():
             nonlocal pending, batches, failures
             barrier = batches % 2 == 1
             batches += 1
-            suspects = check_batch(tmp, pending, barrier) if len(pending) > 1 else set(range(len(pending)))
-            for k in sorted(suspects):
-                i, g, src, args = pending[k]
-                if not report(i, g, src, args, barrier) and len(pending) > 1:
-                    # Fails in the batch only: as much a bug.
+            suspects, whole = check_batch(tmp, pending, barrier) if len(pending) > 1 else (set(range(len(pending))), False)
+            found = [k for k in sorted(suspects) if report(*pending[k], barrier)]
+            alone = len(pending) > 1 and not found
+            if whole and alone:
+                # Every program passes alone, the batch does not: as much a bug.
+                failures += 1
+                print("FAIL programs %d-%d (seed %d): fail only as a batch\n%s" % (pending[0][0], pending[-1][0], a.seed, "\n".join(p[2] for p in pending)))
+            elif not whole and len(pending) > 1:
+                for k in sorted(suspects - set(found)):
                     failures += 1
+                    i, _, src, args = pending[k]
                     print("FAIL program %d (seed %d): fails only in a batch of %d\n%s\nargs: %s" % (i, a.seed, len(pending), src, " ".join(args)))
             pending = []
 
