@@ -13,14 +13,18 @@ afc-allocated and caller-provided outputs, agrees with the reference
 interpreter, errors included (out-of-range indices, division by zero, size
 mismatches, negative sizes).
 
-  difftest.py [--seed S] [--count N] [--batch K] [--keep DIR]
+  difftest.py [--seed S] [--count N] [--batch K] [--jobs J] [--keep DIR]
 
 The seed and count default to AFC_FUZZ_SEED and AFC_FUZZ_COUNT. Programs
 are checked K at a time (AFC_FUZZ_BATCH, default 10; `check_batch`): their
 functions in one file, compiled once per fusion mode and called from one
 driver, which costs a quarter of checking each alone; a program the batch
-finds wrong is checked alone with check-run.sh, which reports it."""
+finds wrong is checked alone with check-run.sh, which reports it. J batches
+are checked at once (AFC_FUZZ_JOBS, default 1), each by a process of its
+own; programs and reports stay in order, so a seed gives the same run."""
 import argparse
+import collections
+import concurrent.futures
 import os
 import random
 import re
@@ -641,6 +645,12 @@ def check_batch(tmp, batch, barrier):
     return bad, False
 
 
+def batch_job(batch, barrier):
+    """check_batch in a process of its own (--jobs), in a folder of its own."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return check_batch(tmp, batch, barrier)
+
+
 def same_values(want, got):
     """compare.py's verdict on two listings that differ in their bytes."""
     return not compare.disagreements(compare.parse_text(want), compare.parse_text(got))
@@ -652,6 +662,8 @@ def main():
     ap.add_argument("--count", type=int, default=int(os.environ.get("AFC_FUZZ_COUNT", "40")))
     ap.add_argument("--batch", type=int, default=int(os.environ.get("AFC_FUZZ_BATCH", "10")),
                     help="programs checked together (one compile and one driver for all; 1: each alone)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("AFC_FUZZ_JOBS", "1")),
+                    help="batches checked at once, each by a process of its own")
     ap.add_argument("--keep", help="keep failing programs here")
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -673,23 +685,38 @@ def main():
             return True
 
         pending, batches = [], 0
+        # Batches being checked by other processes (--jobs), oldest first.
+        pool = concurrent.futures.ProcessPoolExecutor(a.jobs) if a.jobs > 1 else None
+        running = collections.deque()
 
-        def flush():
-            nonlocal pending, batches, failures
-            barrier = batches % 2 == 1
-            batches += 1
-            suspects, whole = check_batch(tmp, pending, barrier) if len(pending) > 1 else (set(range(len(pending))), False)
-            found = [k for k in sorted(suspects) if report(*pending[k], barrier)]
-            alone = len(pending) > 1 and not found
+        def settle(batch, barrier, suspects, whole):
+            nonlocal failures
+            found = [k for k in sorted(suspects) if report(*batch[k], barrier)]
+            alone = len(batch) > 1 and not found
             if whole and alone:
                 # Every program passes alone, the batch does not: as much a bug.
                 failures += 1
-                print("FAIL programs %d-%d (seed %d): fail only as a batch\n%s" % (pending[0][0], pending[-1][0], a.seed, "\n".join(p[2] for p in pending)))
-            elif not whole and len(pending) > 1:
+                print("FAIL programs %d-%d (seed %d): fail only as a batch\n%s" % (batch[0][0], batch[-1][0], a.seed, "\n".join(p[2] for p in batch)))
+            elif not whole and len(batch) > 1:
                 for k in sorted(suspects - set(found)):
                     failures += 1
-                    i, _, src, args = pending[k]
-                    print("FAIL program %d (seed %d): fails only in a batch of %d\n%s\nargs: %s" % (i, a.seed, len(pending), src, " ".join(args)))
+                    i, _, src, args = batch[k]
+                    print("FAIL program %d (seed %d): fails only in a batch of %d\n%s\nargs: %s" % (i, a.seed, len(batch), src, " ".join(args)))
+            sys.stdout.flush()
+
+        def flush():
+            nonlocal pending, batches
+            barrier = batches % 2 == 1
+            batches += 1
+            if len(pending) <= 1:
+                settle(pending, barrier, set(range(len(pending))), False)
+            elif pool:
+                running.append((pool.submit(batch_job, pending, barrier), pending, barrier))
+                while len(running) > 2 * a.jobs:
+                    f, b, bar = running.popleft()
+                    settle(b, bar, *f.result())
+            else:
+                settle(pending, barrier, *check_batch(tmp, pending, barrier))
             pending = []
 
         for i in range(a.count):
@@ -704,6 +731,9 @@ def main():
                 flush()
         if pending:
             flush()
+        while running:
+            f, b, bar = running.popleft()
+            settle(b, bar, *f.result())
     print("%d passed, %d failed" % (a.count - failures, failures))
     sys.exit(1 if failures else 0)
 

@@ -4,7 +4,8 @@
 # (cargo-fuzz / libFuzzer, nightly Rust), seeded
 # with every .acc program of the test suite, then the differential tester
 # at scale. AFC_FUZZ_SECONDS (per target, default 300), AFC_FUZZ_COUNT
-# (differential programs, default 2000), AFC_FUZZ_SEED (default 1),
+# (differential programs, default 2000), AFC_FUZZ_JOBS (batches of them
+# checked at once, default 1), AFC_FUZZ_SEED (default 1),
 # AFC_FUZZ_TARGETS (default "parse typecheck pipeline codegen").
 # A crash leaves its input in fuzz/artifacts/TARGET/; rerun it with
 # `cargo +nightly fuzz run TARGET fuzz/artifacts/TARGET/crash-…`.
