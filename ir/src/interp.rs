@@ -668,12 +668,14 @@ pub fn builtin(b: Builtin, a: &[Scalar]) -> Scalar {
     match (b, a) {
         (Min, [I32(x), I32(y)]) => I32(*x.min(y)),
         (Min, [I64(x), I64(y)]) => I64(*x.min(y)),
-        (Min, [F32(x), F32(y)]) => F32(x.min(*y)),
-        (Min, [F64(x), F64(y)]) => F64(x.min(*y)),
+        // Floats as C's fmin/fmax, a NaN operand losing, with -0.0 below
+        // +0.0 (docs/reference.md; the compiled code does the same).
+        (Min, [F32(x), F32(y)]) => F32(if x == y { f32::from_bits(x.to_bits() | y.to_bits()) } else { x.min(*y) }),
+        (Min, [F64(x), F64(y)]) => F64(if x == y { f64::from_bits(x.to_bits() | y.to_bits()) } else { x.min(*y) }),
         (Max, [I32(x), I32(y)]) => I32(*x.max(y)),
         (Max, [I64(x), I64(y)]) => I64(*x.max(y)),
-        (Max, [F32(x), F32(y)]) => F32(x.max(*y)),
-        (Max, [F64(x), F64(y)]) => F64(x.max(*y)),
+        (Max, [F32(x), F32(y)]) => F32(if x == y { f32::from_bits(x.to_bits() & y.to_bits()) } else { x.max(*y) }),
+        (Max, [F64(x), F64(y)]) => F64(if x == y { f64::from_bits(x.to_bits() & y.to_bits()) } else { x.max(*y) }),
         (Abs, [I32(x)]) => I32(x.wrapping_abs()),
         (Abs, [I64(x)]) => I64(x.wrapping_abs()),
         (Abs, [F32(x)]) => F32(x.abs()),

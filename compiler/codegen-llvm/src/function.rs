@@ -955,6 +955,42 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         })
     }
 
+    /// `min`/`max` of floats (or of vectors of floats) with signed zeros
+    /// pinned (docs/reference.md): `llvm.minnum`/`maxnum` may return either
+    /// zero for -0.0 and +0.0, so a result could depend on how LLVM orders
+    /// the operands; afc returns -0.0 for min and +0.0 for max, as the
+    /// interpreter does (IEEE 754-2019 minimumNumber/maximumNumber). Equal
+    /// operands have equal bits except for zeros, so equal operands give
+    /// their bits ORed (min: signed if either is) or ANDed (max).
+    pub(super) fn float_min_max(&self, max: bool, a: BasicValueEnum<'ctx>, b: BasicValueEnum<'ctx>, name: &str) -> R<BasicValueEnum<'ctx>> {
+        let t = a.get_type();
+        let r = self.call_intrinsic(if max { "llvm.maxnum" } else { "llvm.minnum" }, &[t], &[a.into(), b.into()], name)?;
+        let bits = |f: BasicTypeEnum<'ctx>| -> BasicTypeEnum<'ctx> {
+            if f == self.cx.f32_type().into() { self.cx.i32_type().into() } else { self.cx.i64_type().into() }
+        };
+        let (eq, it): (BasicValueEnum<'ctx>, BasicTypeEnum<'ctx>) = match (a, b) {
+            (BasicValueEnum::FloatValue(x), BasicValueEnum::FloatValue(y)) => (self.b.build_float_compare(FloatPredicate::OEQ, x, y, "same")?.into(), bits(t)),
+            (BasicValueEnum::VectorValue(x), BasicValueEnum::VectorValue(y)) => {
+                let k = x.get_type().get_size();
+                let e = bits(x.get_type().get_element_type());
+                (self.b.build_float_compare(FloatPredicate::OEQ, x, y, "same")?.into(), e.into_int_type().vec_type(k).into())
+            }
+            _ => unreachable!("min and max of floats take two floats or two vectors"),
+        };
+        let (ai, bi) = (self.b.build_bit_cast(a, it, "bits")?, self.b.build_bit_cast(b, it, "bits")?);
+        let z: BasicValueEnum<'ctx> = match (ai, bi) {
+            (BasicValueEnum::IntValue(x), BasicValueEnum::IntValue(y)) => if max { self.b.build_and(x, y, "zero")?.into() } else { self.b.build_or(x, y, "zero")?.into() },
+            (BasicValueEnum::VectorValue(x), BasicValueEnum::VectorValue(y)) => if max { self.b.build_and(x, y, "zero")?.into() } else { self.b.build_or(x, y, "zero")?.into() },
+            _ => unreachable!("bit casts of two floats or two vectors"),
+        };
+        let z = self.b.build_bit_cast(z, t, "zero")?;
+        Ok(match eq {
+            BasicValueEnum::IntValue(c) => self.b.build_select(c, z, r, name)?,
+            BasicValueEnum::VectorValue(c) => self.b.build_select(c, z, r, name)?,
+            _ => unreachable!("a comparison gives a bool or a vector of them"),
+        })
+    }
+
     fn call_intrinsic(&self, name: &str, tys: &[BasicTypeEnum<'ctx>], args: &[BasicMetadataValueEnum<'ctx>], n: &str) -> R<BasicValueEnum<'ctx>> {
         let f = self.intrinsic(name, tys);
         let v = self.b.build_call(f, args, n)?.try_as_basic_value().basic().unwrap();
@@ -972,8 +1008,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             Prim::I64
         };
         Ok(match bi {
-            Builtin::Min if float => self.call_intrinsic("llvm.minnum", &[t], &args, name)?,
-            Builtin::Max if float => self.call_intrinsic("llvm.maxnum", &[t], &args, name)?,
+            Builtin::Min if float => self.float_min_max(false, vs[0], vs[1], name)?,
+            Builtin::Max if float => self.float_min_max(true, vs[0], vs[1], name)?,
             Builtin::Min => self.call_intrinsic("llvm.smin", &[t], &args, name)?,
             Builtin::Max => self.call_intrinsic("llvm.smax", &[t], &args, name)?,
             Builtin::Abs if float => self.call_intrinsic("llvm.fabs", &[t], &args, name)?,

@@ -1447,13 +1447,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             (CombineOp::And, false) => bb.build_and(a, b, "lanes")?.into(),
             (CombineOp::Or, false) => bb.build_or(a, b, "lanes")?.into(),
             (CombineOp::Xor, false) => bb.build_xor(a, b, "lanes")?.into(),
-            (CombineOp::Min | CombineOp::Max, _) => {
-                let name = match (op, float) {
-                    (CombineOp::Min, true) => "llvm.minnum",
-                    (CombineOp::Max, true) => "llvm.maxnum",
-                    (CombineOp::Min, false) => "llvm.smin",
-                    _ => "llvm.smax",
-                };
+            (CombineOp::Min | CombineOp::Max, true) => return self.float_min_max(op == CombineOp::Max, a.into(), b.into(), "lanes"),
+            (CombineOp::Min | CombineOp::Max, false) => {
+                let name = if op == CombineOp::Min { "llvm.smin" } else { "llvm.smax" };
                 return self.call_intrinsic(name, &[a.get_type().into()], &[a.into(), b.into()], "lanes");
             }
             (_, true) => unreachable!("bitwise operators combine integers"),
