@@ -341,33 +341,21 @@ int afc_rt_look_back(afc_rt_chunk totals, void *tctx, afc_rt_chunk carry, void *
     if (n <= 0) return 0;
     if (chunk <= 0) chunk = n;
     int64_t chunks = n / chunk + (n % chunk != 0);
-    if (chunks > AFC_RT_MAX_CHUNKS || chunks == 1 || afc_get_num_threads() == 1) {
-        /* In order on the calling thread, nothing to wait for. (Compiled
-         * code never asks for more than AFC_RT_MAX_CHUNKS chunks.) */
-        for (int64_t c = 0; c < chunks; c++) {
-            int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
-            afc_rt_fault first = {0, NULL, 0, 0}, fault = {0, NULL, 0, 0};
-            totals(tctx, c, lo, hi, &first);
-            if (!first.code) carry(cctx, c, lo, hi, &first);
-            run(rctx, c, lo, hi, &fault);
-            if (!fault.code) fault = first;
-            if (fault.code) return afc_rt_error(fault.code, fault.where, fault.a, fault.b);
-        }
-        return 0;
-    }
-    look_back s;
-    s.totals = totals, s.carry = carry, s.run = run;
-    s.tctx = tctx, s.cctx = cctx, s.rctx = rctx;
-    s.n = n, s.chunk = chunk, s.chunks = chunks;
-    atomic_init(&s.next, 0);
-    for (int64_t c = 0; c < chunks; c++) {
-        atomic_init(&s.state[c], LB_PENDING);
-        s.faults[c].code = 0;
-    }
-    int threads = afc_get_num_threads();
+    /* (Compiled code never asks for more than AFC_RT_MAX_CHUNKS chunks;
+     * more would run on the calling thread.) */
+    int threads = chunks > 1 && chunks <= AFC_RT_MAX_CHUNKS ? afc_get_num_threads() : 1;
     if (threads > chunks) threads = (int)chunks;
     int expected = 0;
-    if (!omp_in_parallel() && atomic_compare_exchange_strong(&busy, &expected, 1)) {
+    if (threads > 1 && !omp_in_parallel() && atomic_compare_exchange_strong(&busy, &expected, 1)) {
+        look_back s;
+        s.totals = totals, s.carry = carry, s.run = run;
+        s.tctx = tctx, s.cctx = cctx, s.rctx = rctx;
+        s.n = n, s.chunk = chunk, s.chunks = chunks;
+        atomic_init(&s.next, 0);
+        for (int64_t c = 0; c < chunks; c++) {
+            atomic_init(&s.state[c], LB_PENDING);
+            s.faults[c].code = 0;
+        }
 #pragma omp parallel num_threads(threads)
         for (;;) {
             int64_t c = atomic_fetch_add(&s.next, 1);
@@ -375,10 +363,20 @@ int afc_rt_look_back(afc_rt_chunk totals, void *tctx, afc_rt_chunk carry, void *
             look_back_chunk(&s, c);
         }
         atomic_store(&busy, 0);
-    } else {
-        for (int64_t c = 0; c < chunks; c++) look_back_chunk(&s, c);
+        for (int64_t c = 0; c < chunks; c++)
+            if (s.faults[c].code) return afc_rt_error(s.faults[c].code, s.faults[c].where, s.faults[c].a, s.faults[c].b);
+        return 0;
     }
-    for (int64_t c = 0; c < chunks; c++)
-        if (s.faults[c].code) return afc_rt_error(s.faults[c].code, s.faults[c].where, s.faults[c].a, s.faults[c].b);
+    /* In order on the calling thread: nothing to wait for, and the first
+     * failing chunk is the last to run. */
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
+        afc_rt_fault first = {0, NULL, 0, 0}, fault = {0, NULL, 0, 0};
+        totals(tctx, c, lo, hi, &first);
+        if (!first.code) carry(cctx, c, lo, hi, &first);
+        run(rctx, c, lo, hi, &fault);
+        if (!fault.code) fault = first;
+        if (fault.code) return afc_rt_error(fault.code, fault.where, fault.a, fault.b);
+    }
     return 0;
 }

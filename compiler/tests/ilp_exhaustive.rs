@@ -36,14 +36,20 @@ fn partitions(n: usize) -> Vec<Vec<usize>> {
 /// Every cost model (`--cost`).
 const MODELS: [CostModel; 6] = [CostModel::Traffic, CostModel::Bytes, CostModel::Robinson, CostModel::Edges, CostModel::Arrays, CostModel::Accesses];
 
+/// The run's seed and number of programs: AFC_FUZZ_SEED (default 1) and
+/// AFC_FUZZ_COUNT (default `count`).
+fn sized(count: usize) -> (u64, usize) {
+    let var = |name: &str| std::env::var(name).ok().and_then(|s| s.parse().ok());
+    (var("AFC_FUZZ_SEED").unwrap_or(1), var("AFC_FUZZ_COUNT").map_or(count, |c: u64| c as usize))
+}
+
 /// Under every cost model: the ILP's clustering is no worse than any legal
 /// one, and the ILP's objective of every legal clustering is its cost
 /// computed from the `--emit=cost` counts (`Weights::score`) less the same
 /// constant — the optimiser and the report agree.
 #[test]
 fn ilp_choice_is_the_cheapest_legal_clustering() {
-    let seed: u64 = std::env::var("AFC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let count: usize = std::env::var("AFC_FUZZ_COUNT").ok().and_then(|s| s.parse().ok()).unwrap_or(40);
+    let (seed, count) = sized(40);
     let mut rng = Rng(0x9E3779B97F4A7C15 ^ seed);
     let (mut checked, mut split) = (0, 0);
     for _ in 0..count {
@@ -173,8 +179,7 @@ fn the_all_pairs_model_gives_legal_clusterings_no_better_than_the_optimum() {
 /// the complete model, a legal clustering, proven optimal.
 #[test]
 fn lazy_positions_reach_the_same_optimum() {
-    let seed: u64 = std::env::var("AFC_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let count: usize = std::env::var("AFC_FUZZ_COUNT").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
+    let (seed, count) = sized(60);
     let mut rng = Rng(0x5DEECE66D ^ seed);
     let (mut rounds, mut placed) = (0, 0);
     for _ in 0..count {

@@ -652,28 +652,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// (`chains`) and the two functions with their contexts.
     #[allow(clippy::type_complexity)]
     fn look_back_plan(&mut self, n: &LoopNest, owned: &[LoopBody], tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chunks: IntValue<'ctx>) -> R<(IntValue<'ctx>, [(PointerValue<'ctx>, PointerValue<'ctx>); 2])> {
-        let i64t = self.cx.i64_type();
         let chained = self.chains(owned, chunks)?;
+        self.first_starts(owned, tables)?;
+        self.clear_counts(owned, tables)?;
         let mut totals = Tables::new();
-        for l in owned {
-            match l {
-                LoopBody::Scan { outs, init, .. } => {
-                    for (v, z) in outs.iter().zip(init) {
-                        let z = self.operand(z);
-                        let m = self.to_mem(z)?;
-                        self.b.build_store(tables[v].0, m)?;
-                    }
-                }
-                LoopBody::Filter { count, .. } => {
-                    let (slot, t) = tables[count];
-                    self.b.build_store(slot, i64t.const_zero())?;
-                    // The run pass's last chunk leaves the count after the
-                    // table (none runs for an empty loop).
-                    let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
-                    self.b.build_store(ep, i64t.const_zero())?;
-                }
-                _ => continue,
-            }
+        for l in owned.iter().filter(|l| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. })) {
             for v in l.state_vars() {
                 let t = tables[&v].1;
                 let slot = self.entry_alloca(t.array_type(MAX_CHUNKS as u32).into(), &format!("{}.totals", self.name(v)))?;
@@ -699,22 +682,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let (single_bb, multi_bb, join) = (self.new_block("chained"), self.new_block("two_passes"), self.new_block("passes_planned"));
         self.b.build_conditional_branch(single, single_bb, multi_bb)?;
         self.b.position_at_end(single_bb);
-        for l in owned {
-            match l {
-                LoopBody::Scan { outs, init, .. } => {
-                    for (v, z) in outs.iter().zip(init) {
-                        let (slot, _) = tables[v];
-                        let z = self.operand(z);
-                        let m = self.to_mem(z)?;
-                        self.b.build_store(slot, m)?;
-                    }
-                }
-                LoopBody::Filter { count, .. } => {
-                    self.b.build_store(tables[count].0, i64t.const_zero())?;
-                }
-                _ => {}
-            }
-        }
+        self.first_starts(owned, tables)?;
         let single_end = self.b.get_insert_block().expect("a block");
         self.b.build_unconditional_branch(join)?;
         self.b.position_at_end(multi_bb);
@@ -740,8 +708,35 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let reach = phi(self, extent, reach, "reach")?;
         let chained = phi(self, cx.bool_type().const_int(1, false), cx.bool_type().const_zero(), "chained")?;
         let failed = phi(self, cx.bool_type().const_zero(), failed, "first_pass_failed")?;
-        // The run pass's last chunk leaves each filter's count after the
-        // table (none runs for an empty loop).
+        self.clear_counts(owned, tables)?;
+        Ok((reach, chained, failed, fault))
+    }
+
+    /// The first chunk's start of each carried state: a scan's initial
+    /// values, a filter's cursor 0.
+    fn first_starts(&mut self, owned: &[LoopBody], tables: &Tables<'ctx>) -> R<()> {
+        for l in owned {
+            match l {
+                LoopBody::Scan { outs, init, .. } => {
+                    for (v, z) in outs.iter().zip(init) {
+                        let z = self.operand(z);
+                        let m = self.to_mem(z)?;
+                        self.b.build_store(tables[v].0, m)?;
+                    }
+                }
+                LoopBody::Filter { count, .. } => {
+                    self.b.build_store(tables[count].0, self.cx.i64_type().const_zero())?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Each filter's count after its table, 0 until the run pass's last
+    /// chunk leaves the count there (none runs for an empty loop).
+    fn clear_counts(&mut self, owned: &[LoopBody], tables: &Tables<'ctx>) -> R<()> {
+        let i64t = self.cx.i64_type();
         for l in owned {
             if let LoopBody::Filter { count, .. } = l {
                 let (slot, t) = tables[count];
@@ -749,7 +744,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.b.build_store(ep, i64t.const_zero())?;
             }
         }
-        Ok((reach, chained, failed, fault))
+        Ok(())
     }
 
     /// Whether a two-pass nest's run pass chains its chunks instead of
@@ -767,7 +762,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             return Ok(small);
         }
         let alone = self.one_worker()?;
-        Ok(self.b.build_or(alone, small, "chained")?)
+        self.b.build_or(alone, small, "chained")
     }
 
     /// Whether every carried state of a two-pass nest (a scan's value, a
@@ -811,29 +806,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                             let m = g.to_mem(start)?;
                             g.b.build_store(ep, m)?;
                         }
-                        // The first chunk's total already holds the initial
-                        // value; a later one's is added if it holds anything.
                         // (The last chunk's total starts nothing: after a
                         // failure in the first pass it is not there.)
-                        let (combine, take, check, step, next) = (g.new_block("starts.combine"), g.new_block("starts.take"), g.new_block("starts.check"), g.new_block("starts.step"), g.new_block("starts.next"));
+                        let (combine, next) = (g.new_block("starts.combine"), g.new_block("starts.next"));
                         let c1 = g.b.build_int_add(c, i64t.const_int(1, false), "next")?;
                         let more = g.b.build_int_compare(IntPredicate::SLT, c1, used, "more")?;
                         g.b.build_conditional_branch(more, combine, next)?;
                         g.b.position_at_end(combine);
-                        g.b.build_conditional_branch(is_first, take, check)?;
-                        g.b.position_at_end(take);
-                        for (r, x) in running.iter().zip(&total) {
-                            g.b.build_store(*r, *x)?;
-                        }
-                        g.b.build_unconditional_branch(next)?;
-                        g.b.position_at_end(check);
-                        let ep = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), h, &[c], "has")? };
-                        let some = g.b.build_load(cx.i8_type(), ep, "has")?.into_int_value();
-                        let some = g.b.build_int_compare(IntPredicate::NE, some, cx.i8_type().const_zero(), "has")?;
-                        g.b.build_conditional_branch(some, step, next)?;
-                        g.b.position_at_end(step);
-                        let args: Vec<BasicValueEnum<'ctx>> = if *dir == ScanKind::Right { total.iter().chain(&cur).copied().collect() } else { cur.iter().chain(&total).copied().collect() };
-                        for (r, x) in running.iter().zip(g.lambda(op, &args)?) {
+                        let some = g.holds(h, c)?;
+                        for (r, x) in running.iter().zip(g.next_scan_start(*dir, op, &cur, &total, some, is_first)?) {
                             g.b.build_store(*r, x)?;
                         }
                         g.b.build_unconditional_branch(next)?;
@@ -887,34 +868,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         total.push(load(self, totals, *v, c)?);
                     }
                     let h = self.take(has[&leaf_key(&l)].into(), true).into_pointer_value();
-                    let ep = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), h, &[c], "has")? };
-                    let some = self.b.build_load(cx.i8_type(), ep, "has")?.into_int_value();
-                    let some = self.b.build_int_compare(IntPredicate::NE, some, cx.i8_type().const_zero(), "has")?;
-                    let later = self.b.build_not(is_first, "later")?;
-                    let combine = self.b.build_and(some, later, "combine")?;
-                    // (The operator may fail or lack an identity: it runs
-                    // only on two values that are there.)
-                    let (step, keep, join) = (self.new_block("carry.combine"), self.new_block("carry.keep"), self.new_block("carry.next"));
-                    self.b.build_conditional_branch(combine, step, keep)?;
-                    self.b.position_at_end(step);
-                    let args: Vec<BasicValueEnum<'ctx>> = if *dir == ScanKind::Right { total.iter().chain(&start).copied().collect() } else { start.iter().chain(&total).copied().collect() };
-                    let sum = self.lambda(op, &args)?;
-                    let step_end = self.b.get_insert_block().expect("a block");
-                    self.b.build_unconditional_branch(join)?;
-                    self.b.position_at_end(keep);
-                    let mut kept = vec![];
-                    for (s, t) in start.iter().zip(&total) {
-                        kept.push(self.b.build_select(is_first, *t, *s, "kept")?);
-                    }
-                    self.b.build_unconditional_branch(join)?;
-                    self.b.position_at_end(join);
-                    let mut phis = vec![];
-                    for (a, b) in sum.iter().zip(&kept) {
-                        let p = self.b.build_phi(a.get_type(), "start")?;
-                        p.add_incoming(&[(a, step_end), (b, keep)]);
-                        phis.push(p.as_basic_value());
-                    }
-                    for (v, x) in outs.iter().zip(phis) {
+                    let some = self.holds(h, c)?;
+                    for (v, x) in outs.iter().zip(self.next_scan_start(*dir, op, &start, &total, some, is_first)?) {
                         store(self, *v, x)?;
                     }
                 }
@@ -928,6 +883,47 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         Ok(())
+    }
+
+    /// Whether chunk `c`'s entry of a has-value table (`has`) is set.
+    fn holds(&mut self, has: PointerValue<'ctx>, c: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let i8t = self.cx.i8_type();
+        let ep = unsafe { self.b.build_in_bounds_gep(i8t, has, &[c], "has")? };
+        let some = self.b.build_load(i8t, ep, "has")?.into_int_value();
+        self.b.build_int_compare(IntPredicate::NE, some, i8t.const_zero(), "has")
+    }
+
+    /// A scan's start of chunk c + 1 from chunk c's `start` and `total`
+    /// (register form): the first chunk's total itself — it began from the
+    /// initial value — and a later one's combined with the start in the
+    /// scan's direction when it holds anything (`some`), else the start.
+    /// The operator may fail or lack an identity: it runs only on two
+    /// values that are there.
+    #[allow(clippy::too_many_arguments)]
+    fn next_scan_start(&mut self, dir: ScanKind, op: &Lambda, start: &[BasicValueEnum<'ctx>], total: &[BasicValueEnum<'ctx>], some: IntValue<'ctx>, is_first: IntValue<'ctx>) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let later = self.b.build_not(is_first, "later")?;
+        let combine = self.b.build_and(some, later, "combine")?;
+        let (step, keep, join) = (self.new_block("carry.combine"), self.new_block("carry.keep"), self.new_block("carry.next"));
+        self.b.build_conditional_branch(combine, step, keep)?;
+        self.b.position_at_end(step);
+        let args: Vec<BasicValueEnum<'ctx>> = if dir == ScanKind::Right { total.iter().chain(start).copied().collect() } else { start.iter().chain(total).copied().collect() };
+        let sum = self.lambda(op, &args)?;
+        let step_end = self.b.get_insert_block().expect("a block");
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(keep);
+        let mut kept = vec![];
+        for (s, t) in start.iter().zip(total) {
+            kept.push(self.b.build_select(is_first, *t, *s, "kept")?);
+        }
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let mut out = vec![];
+        for (a, b) in sum.iter().zip(&kept) {
+            let p = self.b.build_phi(a.get_type(), "start")?;
+            p.add_incoming(&[(a, step_end), (b, keep)]);
+            out.push(p.as_basic_value());
+        }
+        Ok(out)
     }
 
     /// A filter's table of the first `used` chunks' counts becomes its
