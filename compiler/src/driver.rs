@@ -131,6 +131,12 @@ pub struct Cli {
     /// `znver4`, …).
     #[arg(long)]
     pub cpu: Option<String>,
+    /// The last-level cache the code is tuned for, in bytes (`K`, `M`, `G`
+    /// suffixes): a loop whose outputs are larger writes them with
+    /// streaming stores (default: the host's, at most 4M per CPU this
+    /// process may use; 32M for another CPU or target).
+    #[arg(long, value_name = "SIZE", value_parser = cache_size)]
+    pub cache_size: Option<u64>,
     /// The ILP formulation: `edge` (edge-local, papers/002) or `pairs` (all pairs, papers/000).
     #[arg(long, value_enum, default_value = "edge")]
     pub ilp_model: IlpModel,
@@ -211,6 +217,13 @@ fn non_negative_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+fn cache_size(s: &str) -> Result<u64, String> {
+    match crate::strategy::parse_size(s) {
+        Some(b) if b > 0 => Ok(b),
+        _ => Err(format!("'{}' is not a size in bytes (digits, then K, M or G)", s)),
+    }
+}
+
 fn fail(msg: &str) -> i32 {
     eprintln!("afc: error: {}", msg);
     1
@@ -252,8 +265,8 @@ fn run(cli: &Cli) -> Result<(), i32> {
     }
     let file = SourceFile::new(name, text);
     let native = matches!(cli.cpu.as_deref(), None | Some("native"));
-    let llc = if cli.target.is_none() && native { crate::strategy::host_llc_bytes() } else { None };
-    let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes: llc.unwrap_or(crate::strategy::DEFAULT_LLC_BYTES) };
+    let llc_bytes = crate::strategy::llc_bytes(cli.cache_size, cli.target.is_none() && native);
+    let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes };
     let opts = Options {
         cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, cost, nodes: cli.ilp_nodes, time_limit: cli.ilp_time_limit, solver: &afc_cluster_cbc::Cbc },
         strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts), sequential: cli.sequential, grain: cli.parallel_grain, barrier: cli.two_pass == TwoPass::Barrier },

@@ -2,7 +2,7 @@
 # build.sh OUT MODE… — builds ../shared/bench's driver with afc's objects,
 # one driver per MODE under OUT/MODE/bench_c: `ilp`, `none` (--fusion=…),
 # `fast` (--fusion=ilp --fast-math). Used by run.sh (`make bench`) and
-# scaling.sh. AFC_CPU (afc's --cpu), BENCH_CC and BENCH_CFLAGS (the
+# scaling.sh. AFC_CPU (afc's --cpu), AFC_FLAGS (more afc flags), BENCH_CC and BENCH_CFLAGS (the
 # anchors' compiler and flags; default the anchors' own: -O3 -march=native)
 # build for another machine.
 set -eu
@@ -26,7 +26,7 @@ for mode in "$@"; do
     *) flags="--fusion=$mode" ;;
   esac
   # shellcheck disable=SC2086
-  "$afc" "$here/anchors.acc" -O3 $flags $cpu -o "$out/anchors_$mode.o"
+  "$afc" "$here/anchors.acc" -O3 $flags $cpu ${AFC_FLAGS:-} -o "$out/anchors_$mode.o"
   ld -r "$out/anchors_$mode.o" "$out/adapters.o" "$out/rt"/*.o -o "$out/afc_$mode.o"
   # (-fopenmp brings libgomp; a static link warns that it may dlopen)
   make -s -C "$shared" B="$out/$mode" AFC_OBJS="$out/afc_$mode.o" CC="${BENCH_CC:-gcc -fopenmp}" ${BENCH_CFLAGS:+"CFLAGS=$BENCH_CFLAGS"} >/dev/null
