@@ -265,5 +265,5 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
             forced_manifest.extend(e.vars.iter().copied().filter(|v| f.var(*v).ty.is_array()));
         }
     }
-    DepGraph { graph, readers, forced_manifest, iteration: sizes.iteration.clone(), sizes: sizes.clone(), gather_label, gathered }
+    DepGraph::new(graph, readers, forced_manifest, sizes.iteration.clone(), sizes.clone(), gather_label, gathered)
 }

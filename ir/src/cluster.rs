@@ -183,13 +183,13 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
         let o = order[a]?;
         Some(if f.node(NodeId(a as u32)).flips_order() { 1 - o.min(1) } else { o })
     };
+    // (The sibling pairs inside one cluster, in the graph's order: the scan
+    // below restarts after every assignment.)
+    let together: Vec<(NodeId, NodeId, &Vec<VarId>)> = g.siblings().iter().filter(|((a, b), _)| of[a] == of[b]).map(|(&(a, b), xs)| (a, b, xs)).collect();
     loop {
         let mut next = None;
-        'find: for ((a, b), xs) in g.siblings() {
-            if of[&a] != of[&b] {
-                continue;
-            }
-            for x in &xs {
+        'find: for &(a, b, xs) in &together {
+            for x in xs {
                 for (known, unknown) in [(a, b), (b, a)] {
                     let (k, u) = (known.0 as usize, unknown.0 as usize);
                     if order[u].is_none() && g.gathered_order(*x, unknown).is_none() {

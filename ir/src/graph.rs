@@ -9,6 +9,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 use fixedbitset::FixedBitSet;
 use std::fmt::Write;
+use std::sync::OnceLock;
 
 /// Which nodes each node reaches: by any path, and by a path through a
 /// fusion-preventing edge (such nodes never share a cluster, papers/000
@@ -74,9 +75,27 @@ pub struct DepGraph {
     pub gather_label: IndexMap<NodeId, u32>,
     /// Reads of an array at a gather's indices: (array, gather).
     pub gathered: IndexSet<(VarId, NodeId)>,
+    /// `siblings()`, computed on first use: the clustering passes ask for
+    /// it once per candidate clustering they check.
+    sibling_pairs: OnceLock<Siblings>,
 }
 
+/// Pairs of sibling nodes with the arrays they share (`DepGraph::siblings`).
+pub type Siblings = IndexMap<(NodeId, NodeId), Vec<VarId>>;
+
 impl DepGraph {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        graph: DiGraph<NodeId, Edge>,
+        readers: IndexMap<VarId, Vec<NodeId>>,
+        forced_manifest: IndexSet<VarId>,
+        iteration: Vec<Shape>,
+        sizes: Sizes,
+        gather_label: IndexMap<NodeId, u32>,
+        gathered: IndexSet<(VarId, NodeId)>,
+    ) -> DepGraph {
+        DepGraph { graph, readers, forced_manifest, iteration, sizes, gather_label, gathered, sibling_pairs: OnceLock::new() }
+    }
     pub fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.graph.node_indices().map(|i| self.graph[i])
     }
@@ -111,19 +130,21 @@ impl DepGraph {
     }
     /// Pairs of nodes that stream a common array in the same order, each
     /// once, in source order, with the arrays they share.
-    pub fn siblings(&self) -> IndexMap<(NodeId, NodeId), Vec<VarId>> {
-        let mut out: IndexMap<(NodeId, NodeId), Vec<VarId>> = IndexMap::new();
-        for (x, rs) in &self.readers {
-            for i in 0..rs.len() {
-                for j in i + 1..rs.len() {
-                    if rs[i] != rs[j] {
-                        let key = (rs[i].min(rs[j]), rs[i].max(rs[j]));
-                        out.entry(key).or_default().push(*x);
+    pub fn siblings(&self) -> &Siblings {
+        self.sibling_pairs.get_or_init(|| {
+            let mut out = Siblings::new();
+            for (x, rs) in &self.readers {
+                for i in 0..rs.len() {
+                    for j in i + 1..rs.len() {
+                        if rs[i] != rs[j] {
+                            let key = (rs[i].min(rs[j]), rs[i].max(rs[j]));
+                            out.entry(key).or_default().push(*x);
+                        }
                     }
                 }
             }
-        }
-        out
+            out
+        })
     }
     /// Reachability between all nodes, by bit sets over a topological
     /// order (petgraph's, which reports a cycle instead of hiding it).
@@ -172,7 +193,7 @@ pub fn print(f: &Function, g: &DepGraph, sizes: &Sizes) -> String {
             }
         }
     }
-    for ((a, b), xs) in g.siblings() {
+    for (&(a, b), xs) in g.siblings() {
         let vs: Vec<String> = xs.iter().map(|v| f.var(*v).name.clone()).collect();
         let _ = writeln!(out, "  siblings \"{}\" \"{}\" share [{}]", f.node(a).name, f.node(b).name, vs.join(", "));
     }
