@@ -472,7 +472,6 @@ fn pairs(b: &Body) -> bool {
     stateless && reads.iter().any(|(v, o)| reads.iter().any(|(w, p)| v == w && o != p))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
