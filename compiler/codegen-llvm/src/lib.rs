@@ -44,6 +44,17 @@ pub fn vector_bits(opts: &Options) -> u32 {
     }
 }
 
+/// Whether the target has AVX-512F: LLVM's own libmvec mapping stops at
+/// AVX2 (`_ZGVdN4v_exp`), so on such a target the back end names glibc's
+/// AVX-512 variants (`_ZGVeN8v_exp`) itself; see `function::vector_variant`.
+pub fn has_avx512(opts: &Options) -> bool {
+    let (cpu, features) = cpu_and_features(opts);
+    if !features.is_empty() {
+        return features.split(',').any(|f| f == "+avx512f");
+    }
+    ["x86-64-v4", "skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client", "icelake-server", "tigerlake", "rocketlake", "sapphirerapids", "emeraldrapids", "graniterapids", "znver4", "znver5"].contains(&cpu.as_str())
+}
+
 /// The CPU and feature string code is generated for: the host's CPU and
 /// all its features with no `--cpu` on the host target or with
 /// `--cpu native`; a named CPU's own features otherwise; generic x86-64
@@ -204,6 +215,7 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
     if let Some((dib, _)) = &debug {
         dib.finalize();
     }
+    function::keep_vector_variants(&cx, &module);
     if let Err(e) = module.verify() {
         afc_ir::ice::fail("codegen", &format!("invalid LLVM IR: {}", e.to_string()), &module.print_to_string().to_string());
     }
