@@ -500,7 +500,7 @@ class Gen:
 
     def inputs(self, params, scal):
         r = self.r
-        n = r.choice([0, 1, 2, 3, 5, 8])
+        n = r.choice([0, 1, 2, 3, 5, 8, 8, 17, 40])
         args = []
         for i, (_, t) in enumerate(params):
             m = n if not (i > 0 and r.random() < 0.05) else n + 1  # sometimes a size mismatch
@@ -523,18 +523,26 @@ class Gen:
         return repr(r.choice([0.0, 1.0, -1.5, 0.1, 2.5, 1e3, -0.0, r.uniform(-10, 10)]))
 
 
-def flags(env, barrier):
-    """The compile flags of a check: two-pass nests with a barrier between
-    their passes instead of the default look-back, for every other check."""
-    if barrier:
+def flags(env, variant):
+    """The compile flags of a check, by variant (0, 1, 2 in turn): parallel
+    nests in chunks of one position (0), the same with a barrier between a
+    two-pass nest's passes instead of the default look-back (1), or in
+    chunks of 4096 positions (2), so that loops run whole unrolled trips
+    (lanes, vector compaction) and their remainders."""
+    if variant == 1:
         env["AFC_FLAGS"] = (env.get("AFC_FLAGS", "") + " --two-pass=barrier").strip()
+    env["GRAIN"] = "4096" if variant == 2 else "1"
     return env
 
 
-def check_one(tmp, i, g, src, args, barrier):
+def describe(variant):
+    return {0: "", 1: ", --two-pass=barrier", 2: ", --parallel-grain 4096"}[variant]
+
+
+def check_one(tmp, i, g, src, args, variant):
     """Checks one program with check-run.sh; returns its report, or None."""
-    # Chunks of one position, run on 1, 2 and 7 workers.
-    env = flags(dict(os.environ, LANGS="c", STORAGES="alloc caller", THREADS="1 2 7", GRAIN="1"), barrier)
+    # Run on 1, 2 and 7 workers.
+    env = flags(dict(os.environ, LANGS="c", STORAGES="alloc caller", THREADS="1 2 7"), variant)
     if g.uses_externs:
         # The interpreter runs the externs' .acc versions instead.
         oracle = os.path.join(tmp, "p%d.oracle.acc" % i)
@@ -555,7 +563,7 @@ def batched(k):
     return "batched%d" % k
 
 
-def check_batch(tmp, batch, barrier):
+def check_batch(tmp, batch, variant):
     """Checks several programs at once, as check-run.sh checks one: their
     functions (f renamed batched0, batched1, …, their helpers apart) in one file,
     compiled once per fusion mode, called from one C driver per storage on
@@ -609,11 +617,12 @@ def check_batch(tmp, batch, barrier):
         if subprocess.run(["cc", "-std=c99", "-w", "-I" + RUNTIME, "-c", src, "-o", obj]).returncode != 0:
             return everything, True
         drivers[storage] = obj
-    extra = os.environ.get("AFC_FLAGS", "").split() + (["--two-pass=barrier"] if barrier else [])
+    env = flags(dict(os.environ), variant)
+    extra = env.get("AFC_FLAGS", "").split()
     bad = set()
     for mode in ("none", "greedy", "ilp"):
         obj = os.path.join(tmp, "batch_%s.o" % mode)
-        c = subprocess.run([AFC, path, "--verify", "--strict-fp", "--fusion=" + mode, "-O" + os.environ.get("OPT", "2"), "--parallel-grain", "1"] + extra + ["-o", obj], capture_output=True)
+        c = subprocess.run([AFC, path, "--verify", "--strict-fp", "--fusion=" + mode, "-O" + os.environ.get("OPT", "2"), "--parallel-grain", env["GRAIN"]] + extra + ["-o", obj], capture_output=True)
         if c.returncode != 0:
             return everything, True
         for storage, dobj in drivers.items():
@@ -645,10 +654,10 @@ def check_batch(tmp, batch, barrier):
     return bad, False
 
 
-def batch_job(batch, barrier):
+def batch_job(batch, variant):
     """check_batch in a process of its own (--jobs), in a folder of its own."""
     with tempfile.TemporaryDirectory() as tmp:
-        return check_batch(tmp, batch, barrier)
+        return check_batch(tmp, batch, variant)
 
 
 def same_values(want, got):
@@ -669,14 +678,14 @@ def main():
     rng = random.Random(a.seed)
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
-        def report(i, g, src, args, barrier):
+        def report(i, g, src, args, variant):
             nonlocal failures
-            r = check_one(tmp, i, g, src, args, barrier)
+            r = check_one(tmp, i, g, src, args, variant)
             if r is None:
                 return False
             failures += 1
             full, oracle, out = r
-            print("FAIL program %d (seed %d%s):\n%s\nargs: %s\n%s" % (i, a.seed, ", --two-pass=barrier" if barrier else "", full, " ".join(args), out))
+            print("FAIL program %d (seed %d%s):\n%s\nargs: %s\n%s" % (i, a.seed, describe(variant), full, " ".join(args), out))
             if a.keep:
                 os.makedirs(a.keep, exist_ok=True)
                 open(os.path.join(a.keep, "fail%d.acc" % i), "w").write(full + "// args: " + " ".join(args) + "\n")
@@ -689,9 +698,9 @@ def main():
         pool = concurrent.futures.ProcessPoolExecutor(a.jobs) if a.jobs > 1 else None
         running = collections.deque()
 
-        def settle(batch, barrier, suspects, whole):
+        def settle(batch, variant, suspects, whole):
             nonlocal failures
-            found = [k for k in sorted(suspects) if report(*batch[k], barrier)]
+            found = [k for k in sorted(suspects) if report(*batch[k], variant)]
             alone = len(batch) > 1 and not found
             if whole and alone:
                 # Every program passes alone, the batch does not: as much a bug.
@@ -706,17 +715,17 @@ def main():
 
         def flush():
             nonlocal pending, batches
-            barrier = batches % 2 == 1
+            variant = batches % 3
             batches += 1
             if len(pending) <= 1:
-                settle(pending, barrier, set(range(len(pending))), False)
+                settle(pending, variant, set(range(len(pending))), False)
             elif pool:
-                running.append((pool.submit(batch_job, pending, barrier), pending, barrier))
+                running.append((pool.submit(batch_job, pending, variant), pending, variant))
                 while len(running) > 2 * a.jobs:
                     f, b, bar = running.popleft()
                     settle(b, bar, *f.result())
             else:
-                settle(pending, barrier, *check_batch(tmp, pending, barrier))
+                settle(pending, variant, *check_batch(tmp, pending, variant))
             pending = []
 
         for i in range(a.count):
@@ -724,7 +733,7 @@ def main():
             src, params, scal = g.program()
             args = g.inputs(params, scal)
             if a.batch <= 1:
-                report(i, g, src, args, i % 2 == 1)
+                report(i, g, src, args, i % 3)
                 continue
             pending.append((i, g, src, args))
             if len(pending) >= a.batch:
