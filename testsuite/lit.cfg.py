@@ -35,4 +35,8 @@ def host_has_avx512():
     except OSError:
         return False
 config.substitutions.append(("%vgcpu", "--cpu x86-64-v3" if host_has_avx512() else ""))
+# Code for the host's AVX-512 (vector compaction, 512-bit vector math) runs
+# only where the host has it.
+if host_has_avx512():
+    config.available_features.add("avx512")
 config.substitutions.append(("%compare", "python3 " + os.path.join(root, "testsuite", "compare.py")))

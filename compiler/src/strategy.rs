@@ -27,11 +27,14 @@ pub struct CpuModel {
     /// The last-level cache, in bytes: a nest whose outputs are larger
     /// writes them with streaming stores.
     pub llc_bytes: u64,
+    /// Whether the target compresses vectors (AVX-512F's `vcompresspd`,
+    /// `vpcompressq`, …): filters then compact a vector at a time.
+    pub compress: bool,
 }
 
 impl Default for CpuModel {
     fn default() -> Self {
-        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES }
+        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES, compress: false }
     }
 }
 
@@ -319,7 +322,7 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
         }
     });
     // Folds stepping directly in this loop (inner loops decide their own).
-    let mut wanted = 1u32;
+    let mut wanted = compress(l, cfg, &prim);
     let mut plans: Vec<(VarId, Accumulate)> = vec![];
     visit_level(&l.body, false, &mut |leaf, guarded| {
         if let LoopBody::ManyToOne { op, reads, results, .. } = leaf {
@@ -363,6 +366,42 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
     for il in inner {
         choose_loop(f, il, cfg, vars);
     }
+}
+
+/// Vector compaction (`compress W`): on a target that compresses vectors,
+/// each filter at the loop's own level with nothing fused under it and not
+/// under another filter, whose components are all of one 4- or 8-byte
+/// type, keeps W = 512 / bits lanes at a time. Returns the unrolling that
+/// needs (1 if none compresses).
+fn compress(l: &mut Loop, cfg: &Config, prim: &dyn Fn(VarId) -> afc_ir::types::Prim) -> u32 {
+    use afc_ir::types::Prim;
+    fn free<'a>(b: &'a mut Body, out: &mut Vec<&'a mut LoopBody>) {
+        match b {
+            Body::Leaf(l, 0) => out.push(l),
+            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
+                free(first, out);
+                free(then, out);
+            }
+            _ => {}
+        }
+    }
+    if !cfg.cpu.compress {
+        return 1;
+    }
+    let mut leaves = vec![];
+    free(&mut l.body, &mut leaves);
+    let mut wanted = 1;
+    for leaf in leaves {
+        if let LoopBody::Filter { outs, write, .. } = leaf {
+            let bytes: Vec<u32> = outs.iter().map(|o| prim(*o)).filter(|p| matches!(p, Prim::F64 | Prim::I64 | Prim::F32 | Prim::I32)).map(|p| p.bytes() as u32).collect();
+            if *write == FilterWrite::Compact && bytes.len() == outs.len() && bytes.iter().all(|b| *b == bytes[0]) {
+                let w = 64 / bytes[0];
+                *write = FilterWrite::Compress(w);
+                wanted = wanted.max(w);
+            }
+        }
+    }
+    wanted
 }
 
 /// Calls `g` on the leaves stepping directly in a loop's body (not inside

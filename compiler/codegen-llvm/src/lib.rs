@@ -201,6 +201,11 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
         .create_target_machine(&triple, &cpu, &features, level, RelocMode::PIC, CodeModel::Default)
         .ok_or_else(|| format!("cannot create a target machine for '{}' (cpu '{}')", triple.as_str().to_string_lossy(), cpu))?;
 
+    // A loop nest read back from a file may ask for what the target lacks.
+    let compresses = |f: &Program| f.functions.iter().flat_map(|f| f.nests()).any(|n| n.root.body.leaves().iter().any(|l| matches!(l, afc_ir::loops::LoopBody::Filter { write: afc_ir::loops::FilterWrite::Compress(_), .. })));
+    if !has_avx512(opts) && compresses(p) {
+        return Err(format!("a filter compresses vectors ('compress W'), which needs a target with AVX-512F; cpu '{}' has none", cpu));
+    }
     if p.functions.iter().any(|f| f.vector_math == Some(afc_ir::loops::VectorMath::Libmvec)) {
         use_libmvec();
     }

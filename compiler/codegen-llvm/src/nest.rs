@@ -80,6 +80,9 @@ pub(super) struct NestCx<'ctx> {
     limits: IndexMap<VarId, IntValue<'ctx>>,
     /// Where a resumed chunk's masked stores past its limit go.
     scratch: Option<PointerValue<'ctx>>,
+    /// Compressing filters' predicates and elements in the current trip,
+    /// lane by lane, by `leaf_key` (flush_compress).
+    compress_vals: IndexMap<VarId, (LoopBody, CompressLanes<'ctx>)>,
     /// The leaves (by `leaf_key`) a first pass skips: all but the ones its
     /// totals need (`TotalsPass`).
     skip: IndexSet<VarId>,
@@ -88,6 +91,9 @@ pub(super) struct NestCx<'ctx> {
     /// uses partials) and its has-value bytes.
     partial: IndexMap<VarId, (IntValue<'ctx>, PointerValue<'ctx>)>,
 }
+
+/// A compressing filter's lanes in a trip: each lane's predicate and element.
+type CompressLanes<'ctx> = Vec<(IntValue<'ctx>, Vec<BasicValueEnum<'ctx>>)>;
 
 /// A scatter's partial destinations (`Parallel::partials`): per output a
 /// buffer of `(chunks - 1) * len` elements, and a has-value byte per
@@ -293,6 +299,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             fresh: IndexMap::new(),
             limits: IndexMap::new(),
             scratch: None,
+            compress_vals: IndexMap::new(),
             skip: IndexSet::new(),
             partial: IndexMap::new(),
         };
@@ -1616,6 +1623,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     g.copy(&l.body, &p, nx)?;
                 }
                 g.combine_groups(nx)?;
+                g.flush_compress(nx)?;
                 g.flush_streams(base, nx)
             })?;
             let streaming = std::mem::replace(&mut nx.streaming, false);
@@ -2113,6 +2121,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         if let Some(m) = pos.mask {
             keep = self.b.build_and(m, keep, "kept")?;
         }
+        // Kept a vector at a time at the end of the trip (flush_compress);
+        // a first pass, which stores nothing, only counts.
+        if let (FilterWrite::Compress(_), true, false) = (write, pos.trip, nx.stores.is_empty()) {
+            nx.compress_vals.entry(leaf_key(l)).or_insert_with(|| (l.clone(), vec![])).1.push((keep, args));
+            return Ok(());
+        }
         let cursor = nx.states[&leaf_key(l)][0][0];
         let j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
         // At the sub-rate the position is the cursor (filters run in order).
@@ -2147,6 +2161,65 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.b.build_store(cursor, j1)?;
         self.b.build_unconditional_branch(next)?;
         self.b.position_at_end(next);
+        Ok(())
+    }
+
+    /// At the end of an unrolled trip, each compressing filter keeps the
+    /// trip's elements W lanes at a time: the lanes' predicates as a mask,
+    /// each stored component compressed (AVX-512's register form: the
+    /// memory form is microcoded on Zen 4) and written by a store masked
+    /// to the kept count at the cursor, which then advances by that count.
+    /// Only kept elements are written, so a resumed chunk needs no guard.
+    fn flush_compress(&mut self, nx: &mut NestCx<'ctx>) -> R<()> {
+        let i64t = self.cx.i64_type();
+        let vals: Vec<(VarId, (LoopBody, CompressLanes<'ctx>))> = nx.compress_vals.drain(..).collect();
+        for (key, (l, lanes)) in vals {
+            let LoopBody::Filter { outs, write: FilterWrite::Compress(w), .. } = &l else { unreachable!("only compressing filters collect lanes") };
+            let w = *w as usize;
+            let cursor = nx.states[&key][0][0];
+            let mut j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
+            let bits = if w == 8 { self.cx.i8_type() } else { self.cx.i16_type() };
+            let mask_t = self.cx.bool_type().vec_type(w as u32);
+            for group in lanes.chunks(w) {
+                let mut mask = mask_t.get_undef();
+                for (k, (keep, _)) in group.iter().enumerate() {
+                    mask = self.b.build_insert_element(mask, *keep, i64t.const_int(k as u64, false), "keeps")?;
+                }
+                let as_bits = self.b.build_bit_cast(mask, bits, "keep_bits")?.into_int_value();
+                let count = self.call_intrinsic("llvm.ctpop", &[bits.into()], &[as_bits.into()], "kept")?.into_int_value();
+                // Lanes below the count: (1 << count) - 1, in 32 bits so
+                // that a full group does not shift out.
+                let wide = self.cx.i32_type();
+                let n = self.b.build_int_z_extend(count, wide, "kept")?;
+                let low = self.b.build_int_sub(self.b.build_left_shift(wide.const_int(1, false), n, "")?, wide.const_int(1, false), "")?;
+                let low = self.b.build_int_truncate(low, bits, "")?;
+                let store_mask = self.b.build_bit_cast(low, mask_t, "store_mask")?.into_vector_value();
+                for (c, o) in outs.iter().enumerate() {
+                    if !nx.stores.iter().any(|s| s.array == *o) {
+                        continue;
+                    }
+                    let prim = self.f.var(*o).ty.prim();
+                    let t = mem_ty(self.cx, prim);
+                    let vt = match t {
+                        BasicTypeEnum::FloatType(ft) => ft.vec_type(w as u32),
+                        BasicTypeEnum::IntType(it) => it.vec_type(w as u32),
+                        _ => unreachable!("arrays hold scalars"),
+                    };
+                    let mut v = vt.get_undef();
+                    for (k, (_, xs)) in group.iter().enumerate() {
+                        let x = self.to_mem(xs[c])?;
+                        v = self.b.build_insert_element(v, x, i64t.const_int(k as u64, false), "lane")?;
+                    }
+                    let kept = self.call_intrinsic("llvm.x86.avx512.mask.compress", &[vt.into()], &[v.into(), vt.const_zero().into(), mask.into()], "compressed")?;
+                    let at = unsafe { self.b.build_in_bounds_gep(t, nx.base[o], &[j], "q")? };
+                    let store = self.intrinsic("llvm.masked.store", &[vt.into(), at.get_type().into()]);
+                    let align = self.cx.i32_type().const_int(prim.bytes(), false);
+                    self.b.build_call(store, &[kept.into(), at.into(), align.into(), store_mask.into()], "")?;
+                }
+                j = self.b.build_int_add(j, self.b.build_int_z_extend(count, i64t, "")?, "j.next")?;
+            }
+            self.b.build_store(cursor, j)?;
+        }
         Ok(())
     }
 

@@ -73,6 +73,22 @@ pub enum FilterWrite {
     /// by the predicate. Needs room for the unfiltered size, which every
     /// filtered array has.
     Compact,
+    /// Vector compaction, in a loop unrolled by a multiple of W: each group
+    /// of W lanes of a trip keeps its elements with one compress
+    /// instruction per component (AVX-512's `vcompresspd`, …) and stores
+    /// them with one masked store at the cursor, which advances by the
+    /// count of the predicate's mask; positions outside the trips compact.
+    /// For a filter with nothing fused under it, not under another filter,
+    /// whose components are all W lanes of a 512-bit vector.
+    Compress(u32),
+}
+
+impl FilterWrite {
+    /// Whether the filter may store an element it skips, at the cursor
+    /// (and so needs the room of its input).
+    pub fn unconditional(self) -> bool {
+        matches!(self, FilterWrite::Compact | FilterWrite::Compress(_))
+    }
 }
 
 /// How a nest writes an array.

@@ -552,7 +552,8 @@ impl Parser {
                 let write = match self.ident()?.as_str() {
                     "branch" => FilterWrite::Branch,
                     "compact" => FilterWrite::Compact,
-                    other => return Err(format!("unknown filter write '{}' (branch, compact)", other)),
+                    "compress" => FilterWrite::Compress(u32::try_from(self.int()?).map_err(|_| "a compress width out of range".to_string())?),
+                    other => return Err(format!("unknown filter write '{}' (branch, compact, compress W)", other)),
                 };
                 self.expect(",")?;
                 let state = self.state()?;

@@ -146,7 +146,11 @@ impl P<'_> {
                 self.lambda(head, op, indent);
             }
             LoopBody::Filter { name, reads, p, outs, count, state, write } => {
-                let w = if *write == FilterWrite::Compact { "compact" } else { "branch" };
+                let w = match write {
+                    FilterWrite::Branch => "branch".to_string(),
+                    FilterWrite::Compact => "compact".to_string(),
+                    FilterWrite::Compress(w) => format!("compress {}", w),
+                };
                 let head = format!(
                     "{}Filter {:?}: ({}) <- ({}), count {} [{}, {}]",
                     prefix,

@@ -187,6 +187,9 @@ impl V<'_> {
                 let Body::Leaf(fl @ LoopBody::Filter { outs, write, .. }, 0) = &**filter else {
                     return Err(format!("cluster {}: a When body is not guarded by a filter running in order", c));
                 };
+                if let FilterWrite::Compress(_) = write {
+                    return Err(format!("cluster {}: '{}' compresses vectors, but work is fused under it", c, fl.name()));
+                }
                 self.body(filter, elements, enclosing, l, guard)?;
                 // At the sub-rate only the filter's elements (and what is
                 // made from them) are in registers. Work under a branch-free
@@ -261,7 +264,18 @@ impl V<'_> {
                 let _ = results;
             }
             LoopBody::Filter { outs, write, reads, .. } => {
-                if *write == FilterWrite::Compact {
+                if let FilterWrite::Compress(w) = write {
+                    if let Some((g, _)) = guard {
+                        return Err(format!("cluster {}: '{}' compresses vectors, but runs under filter '{}'", c, name, g.name()));
+                    }
+                    if *w == 0 || !l.unroll.is_multiple_of(*w) {
+                        return Err(format!("cluster {}: '{}' compresses groups of {} lanes but its loop {} is unrolled {} times", c, name, w, self.name(l.index), l.unroll));
+                    }
+                    if let Some(o) = outs.iter().find(|o| !matches!(f.var(**o).ty.prim(), Prim::F64 | Prim::I64 | Prim::F32 | Prim::I32) || 512 / (8 * f.var(**o).ty.prim().bytes() as u32) != *w) {
+                        return Err(format!("cluster {}: '{}' compresses groups of {} lanes, but {} is not {} lanes of a 512-bit vector", c, name, w, self.name(*o), w));
+                    }
+                }
+                if write.unconditional() {
                     // Branch-free compaction writes every element at the
                     // cursor: each stored output needs the room of its input.
                     for (o, r) in outs.iter().zip(reads) {
