@@ -35,8 +35,15 @@ def host_has_avx512():
     except OSError:
         return False
 config.substitutions.append(("%vgcpu", "--cpu x86-64-v3" if host_has_avx512() else ""))
-# Code for the host's AVX-512 (vector compaction, 512-bit vector math) runs
-# only where the host has it.
-if host_has_avx512():
-    config.available_features.add("avx512")
+# Code for the host's AVX-512 (vector compaction, 512-bit vector math) or
+# AVX2 (compaction by permutes) runs only where the host has it.
+def host_has(flag):
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and (" %s " % flag) in (line.rstrip() + " ") for line in f)
+    except OSError:
+        return False
+for flag in ("avx512f", "avx2"):
+    if host_has(flag):
+        config.available_features.add(flag.replace("avx512f", "avx512"))
 config.substitutions.append(("%compare", "python3 " + os.path.join(root, "testsuite", "compare.py")))

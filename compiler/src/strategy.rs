@@ -27,14 +27,15 @@ pub struct CpuModel {
     /// The last-level cache, in bytes: a nest whose outputs are larger
     /// writes them with streaming stores.
     pub llc_bytes: u64,
-    /// Whether the target compresses vectors (AVX-512F's `vcompresspd`,
-    /// `vpcompressq`, …): filters then compact a vector at a time.
-    pub compress: bool,
+    /// The widest vectors the target compacts at a time, in bits: 512 with
+    /// AVX-512F's compress instructions, 256 with AVX2's lane permutes, 0
+    /// without (`compress W`).
+    pub compress_bits: u32,
 }
 
 impl Default for CpuModel {
     fn default() -> Self {
-        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES, compress: false }
+        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES, compress_bits: 0 }
     }
 }
 
@@ -368,10 +369,10 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
     }
 }
 
-/// Vector compaction (`compress W`): on a target that compresses vectors,
-/// each filter at the loop's own level with nothing fused under it and not
-/// under another filter, whose components are all of one 4- or 8-byte
-/// type, keeps W = 512 / bits lanes at a time. Returns the unrolling that
+/// Vector compaction (`compress W`): on a target that compacts vectors
+/// (AVX-512F, AVX2), each filter at the loop's own level with nothing fused
+/// under it and not under another filter, whose components are all of one
+/// 4- or 8-byte type, keeps W lanes of the widest such vector at a time. Returns the unrolling that
 /// needs (1 if none compresses).
 fn compress(l: &mut Loop, cfg: &Config, prim: &dyn Fn(VarId) -> afc_ir::types::Prim) -> u32 {
     use afc_ir::types::Prim;
@@ -385,7 +386,7 @@ fn compress(l: &mut Loop, cfg: &Config, prim: &dyn Fn(VarId) -> afc_ir::types::P
             _ => {}
         }
     }
-    if !cfg.cpu.compress {
+    if cfg.cpu.compress_bits == 0 {
         return 1;
     }
     let mut leaves = vec![];
@@ -395,7 +396,7 @@ fn compress(l: &mut Loop, cfg: &Config, prim: &dyn Fn(VarId) -> afc_ir::types::P
         if let LoopBody::Filter { outs, write, .. } = leaf {
             let bytes: Vec<u32> = outs.iter().map(|o| prim(*o)).filter(|p| matches!(p, Prim::F64 | Prim::I64 | Prim::F32 | Prim::I32)).map(|p| p.bytes() as u32).collect();
             if *write == FilterWrite::Compact && bytes.len() == outs.len() && bytes.iter().all(|b| *b == bytes[0]) {
-                let w = 64 / bytes[0];
+                let w = cfg.cpu.compress_bits / 8 / bytes[0];
                 *write = FilterWrite::Compress(w);
                 wanted = wanted.max(w);
             }

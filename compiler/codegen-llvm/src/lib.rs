@@ -55,6 +55,26 @@ pub fn has_avx512(opts: &Options) -> bool {
     ["x86-64-v4", "skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client", "icelake-server", "tigerlake", "rocketlake", "sapphirerapids", "emeraldrapids", "graniterapids", "znver4", "znver5"].contains(&cpu.as_str())
 }
 
+/// The widest vectors a filter compacts at a time (`compress W`): 512 bits
+/// with AVX-512F's compress instructions, 256 with AVX2's lane permutes
+/// (`vpermd` from a table by the predicates' mask), 0 without either.
+pub fn compress_bits(opts: &Options) -> u32 {
+    if has_avx512(opts) {
+        return 512;
+    }
+    let (cpu, features) = cpu_and_features(opts);
+    let avx2 = if features.is_empty() {
+        ["x86-64-v3", "haswell", "broadwell", "skylake", "alderlake", "znver1", "znver2", "znver3"].contains(&cpu.as_str())
+    } else {
+        features.split(',').any(|f| f == "+avx2")
+    };
+    if avx2 {
+        256
+    } else {
+        0
+    }
+}
+
 /// The CPU and feature string code is generated for: the host's CPU and
 /// all its features with no `--cpu` on the host target or with
 /// `--cpu native`; a named CPU's own features otherwise; generic x86-64
@@ -202,9 +222,17 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
         .ok_or_else(|| format!("cannot create a target machine for '{}' (cpu '{}')", triple.as_str().to_string_lossy(), cpu))?;
 
     // A loop nest read back from a file may ask for what the target lacks.
-    let compresses = |f: &Program| f.functions.iter().flat_map(|f| f.nests()).any(|n| n.root.body.leaves().iter().any(|l| matches!(l, afc_ir::loops::LoopBody::Filter { write: afc_ir::loops::FilterWrite::Compress(_), .. })));
-    if !has_avx512(opts) && compresses(p) {
-        return Err(format!("a filter compresses vectors ('compress W'), which needs a target with AVX-512F; cpu '{}' has none", cpu));
+    let compresses = |p: &Program| {
+        let bits = |f: &afc_ir::loops::Function, l: &afc_ir::loops::LoopBody| match l {
+            afc_ir::loops::LoopBody::Filter { outs, write: afc_ir::loops::FilterWrite::Compress(w), .. } => outs.first().map(|o| w * 8 * f.var(*o).ty.prim().bytes() as u32).unwrap_or(0),
+            _ => 0,
+        };
+        p.functions.iter().flat_map(|f| f.nests().into_iter().flat_map(move |n| n.root.body.leaves().into_iter().map(move |l| bits(f, l)))).max().unwrap_or(0)
+    };
+    let widest = compresses(p);
+    if widest > compress_bits(opts) {
+        let needs = if widest > 256 { "AVX-512F" } else { "AVX2" };
+        return Err(format!("a filter compresses {}-bit vectors ('compress W'), which needs a target with {}; cpu '{}' has none", widest, needs, cpu));
     }
     if p.functions.iter().any(|f| f.vector_math == Some(afc_ir::loops::VectorMath::Libmvec)) {
         use_libmvec();

@@ -2137,7 +2137,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let sub = |mask: Option<IntValue<'ctx>>| Pos { i: j, last: None, total: j, loops: pos.loops.clone(), lane: pos.lane, trip: pos.trip && mask.is_some(), mask, mirrored: None, limit };
         // Values made under the guard are this sub-rate's own.
         let mut inner: Elems<'ctx> = Elems::default();
-        if *write == FilterWrite::Compact {
+        if write.unconditional() {
             let at = sub(Some(keep));
             self.put(outs, args, &at, 0, &mut inner, nx)?;
             if let Some(t) = then {
@@ -2166,10 +2166,23 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
     /// At the end of an unrolled trip, each compressing filter keeps the
     /// trip's elements W lanes at a time: the lanes' predicates as a mask,
-    /// each stored component compressed (AVX-512's register form: the
-    /// memory form is microcoded on Zen 4) and written by a store masked
-    /// to the kept count at the cursor, which then advances by that count.
-    /// Only kept elements are written, so a resumed chunk needs no guard.
+    /// each stored component compacted in a register, then stored at the
+    /// cursor, which advances by the mask's count.
+    ///
+    /// AVX-512: `vcompresspd` and the like in their register form (the
+    /// memory form is microcoded on Zen 4), written by a store masked to
+    /// the kept lanes — only kept elements are written, so a resumed chunk
+    /// needs no guard.
+    ///
+    /// AVX2: one `vpermd` moves the kept lanes to the front, and the whole
+    /// vector is stored: its lanes past the count land in the room every
+    /// filtered output has (the cursor is at most the trip's first
+    /// position) and are overwritten later. Masked stores are slow there
+    /// (`vmaskmovpd` on Zen 4: quadtree 132 ms against 42), so only a
+    /// resumed chunk whose vector would reach past its limit, into the next
+    /// chunk's elements, stores with a mask, behind a branch. (The same
+    /// branch on AVX-512 made LLVM evaluate the predicates lane by lane:
+    /// quadtree on two workers 67 ms against 37.)
     fn flush_compress(&mut self, nx: &mut NestCx<'ctx>) -> R<()> {
         let i64t = self.cx.i64_type();
         let vals: Vec<(VarId, (LoopBody, CompressLanes<'ctx>))> = nx.compress_vals.drain(..).collect();
@@ -2177,8 +2190,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let LoopBody::Filter { outs, write: FilterWrite::Compress(w), .. } = &l else { unreachable!("only compressing filters collect lanes") };
             let w = *w as usize;
             let cursor = nx.states[&key][0][0];
+            let limit = nx.limits.get(&key).copied();
             let mut j = self.b.build_load(i64t, cursor, "j")?.into_int_value();
-            let bits = if w == 8 { self.cx.i8_type() } else { self.cx.i16_type() };
+            let bits = self.cx.custom_width_int_type(std::num::NonZeroU32::new(w as u32).expect("a compress width")).expect("a mask's integer type");
             let mask_t = self.cx.bool_type().vec_type(w as u32);
             for group in lanes.chunks(w) {
                 let mut mask = mask_t.get_undef();
@@ -2187,13 +2201,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
                 let as_bits = self.b.build_bit_cast(mask, bits, "keep_bits")?.into_int_value();
                 let count = self.call_intrinsic("llvm.ctpop", &[bits.into()], &[as_bits.into()], "kept")?.into_int_value();
-                // Lanes below the count: (1 << count) - 1, in 32 bits so
-                // that a full group does not shift out.
+                // The kept lanes: (1 << count) - 1, in 32 bits so that a
+                // full group does not shift out.
                 let wide = self.cx.i32_type();
                 let n = self.b.build_int_z_extend(count, wide, "kept")?;
                 let low = self.b.build_int_sub(self.b.build_left_shift(wide.const_int(1, false), n, "")?, wide.const_int(1, false), "")?;
                 let low = self.b.build_int_truncate(low, bits, "")?;
-                let store_mask = self.b.build_bit_cast(low, mask_t, "store_mask")?.into_vector_value();
+                let kept_lanes = self.b.build_bit_cast(low, mask_t, "store_mask")?.into_vector_value();
                 for (c, o) in outs.iter().enumerate() {
                     if !nx.stores.iter().any(|s| s.array == *o) {
                         continue;
@@ -2210,17 +2224,84 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         let x = self.to_mem(xs[c])?;
                         v = self.b.build_insert_element(v, x, i64t.const_int(k as u64, false), "lane")?;
                     }
-                    let kept = self.call_intrinsic("llvm.x86.avx512.mask.compress", &[vt.into()], &[v.into(), vt.const_zero().into(), mask.into()], "compressed")?;
                     let at = unsafe { self.b.build_in_bounds_gep(t, nx.base[o], &[j], "q")? };
-                    let store = self.intrinsic("llvm.masked.store", &[vt.into(), at.get_type().into()]);
-                    let align = self.cx.i32_type().const_int(prim.bytes(), false);
-                    self.b.build_call(store, &[kept.into(), at.into(), align.into(), store_mask.into()], "")?;
+                    let align = prim.bytes() as u32;
+                    let masked = |g: &mut Self, packed: BasicValueEnum<'ctx>| -> R<()> {
+                        let store = g.intrinsic("llvm.masked.store", &[vt.into(), at.get_type().into()]);
+                        let align = g.cx.i32_type().const_int(align as u64, false);
+                        g.b.build_call(store, &[packed.into(), at.into(), align.into(), kept_lanes.into()], "")?;
+                        Ok(())
+                    };
+                    let whole = |g: &mut Self, packed: BasicValueEnum<'ctx>| -> R<()> {
+                        g.b.build_store(at, packed)?.set_alignment(align).expect("a store takes an alignment");
+                        Ok(())
+                    };
+                    if w as u64 * prim.bytes() == 64 {
+                        let packed = self.call_intrinsic("llvm.x86.avx512.mask.compress", &[vt.into()], &[v.into(), vt.const_zero().into(), mask.into()], "compressed")?;
+                        masked(self, packed)?;
+                        continue;
+                    }
+                    let packed = self.permute_kept(v, as_bits, w, prim.bytes())?;
+                    let Some(limit) = limit else {
+                        whole(self, packed)?;
+                        continue;
+                    };
+                    let end = self.b.build_int_add(j, i64t.const_int(w as u64, false), "vector_end")?;
+                    let fits = self.b.build_int_compare(IntPredicate::SLE, end, limit, "in_chunk")?;
+                    let (full, part, done) = (self.new_block("compress.whole"), self.new_block("compress.masked"), self.new_block("compress.stored"));
+                    self.b.build_conditional_branch(fits, full, part)?;
+                    self.b.position_at_end(full);
+                    whole(self, packed)?;
+                    self.b.build_unconditional_branch(done)?;
+                    self.b.position_at_end(part);
+                    masked(self, packed)?;
+                    self.b.build_unconditional_branch(done)?;
+                    self.b.position_at_end(done);
                 }
                 j = self.b.build_int_add(j, self.b.build_int_z_extend(count, i64t, "")?, "j.next")?;
             }
             self.b.build_store(cursor, j)?;
         }
         Ok(())
+    }
+
+    /// AVX2's compaction of a 256-bit vector: its kept lanes moved to the
+    /// front by one `vpermd`, whose 32-bit lane indices come from a table
+    /// by the predicates' mask (16 entries for 4 lanes of 8 bytes, 256 for
+    /// 8 of 4).
+    fn permute_kept(&mut self, v: inkwell::values::VectorValue<'ctx>, mask_bits: IntValue<'ctx>, w: usize, bytes: u64) -> R<BasicValueEnum<'ctx>> {
+        let i32t = self.cx.i32_type();
+        let idx_t = i32t.vec_type(8);
+        let name = format!("afc.compress.{}x{}", w, bytes);
+        let table = match self.m.get_global(&name) {
+            Some(g) => g,
+            None => {
+                let per = 8 / w;
+                let entries: Vec<inkwell::values::VectorValue<'ctx>> = (0..1u32 << w)
+                    .map(|m| {
+                        let kept: Vec<u32> = (0..w as u32).filter(|k| m >> k & 1 == 1).collect();
+                        let lanes: Vec<inkwell::values::IntValue<'ctx>> = (0..w).flat_map(|k| {
+                            let src = kept.get(k).copied().unwrap_or(0);
+                            (0..per as u32).map(move |h| src * per as u32 + h)
+                        }).map(|i| i32t.const_int(i as u64, false)).collect();
+                        inkwell::types::VectorType::const_vector(&lanes)
+                    })
+                    .collect();
+                let g = self.m.add_global(idx_t.array_type(entries.len() as u32), None, &name);
+                g.set_initializer(&idx_t.const_array(&entries));
+                g.set_constant(true);
+                g.set_linkage(inkwell::module::Linkage::Private);
+                g.set_alignment(32);
+                g
+            }
+        };
+        let i64t = self.cx.i64_type();
+        let m = self.b.build_int_z_extend(mask_bits, i64t, "mask")?;
+        let at = unsafe { self.b.build_in_bounds_gep(idx_t.array_type(1 << w), table.as_pointer_value(), &[i64t.const_zero(), m], "perm_at")? };
+        let perm = self.b.build_load(idx_t, at, "perm")?;
+        let as_i32 = self.b.build_bit_cast(v, idx_t, "lanes32")?;
+        let moved = self.call_intrinsic("llvm.x86.avx2.permd", &[], &[as_i32.into(), perm.into()], "kept32")?;
+        Ok(self.b.build_bit_cast(moved, v.get_type(), "compressed")?)
     }
 
     /// Elements per streaming vector store of an array: the widest vector
