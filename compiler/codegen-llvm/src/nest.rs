@@ -2301,7 +2301,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let perm = self.b.build_load(idx_t, at, "perm")?;
         let as_i32 = self.b.build_bit_cast(v, idx_t, "lanes32")?;
         let moved = self.call_intrinsic("llvm.x86.avx2.permd", &[], &[as_i32.into(), perm.into()], "kept32")?;
-        Ok(self.b.build_bit_cast(moved, v.get_type(), "compressed")?)
+        self.b.build_bit_cast(moved, v.get_type(), "compressed")
     }
 
     /// Elements per streaming vector store of an array: the widest vector
