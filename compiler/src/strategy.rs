@@ -372,8 +372,8 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
 /// Vector compaction (`compress W`): on a target that compacts vectors
 /// (AVX-512F, AVX2), each filter at the loop's own level with nothing fused
 /// under it and not under another filter, whose components are all of one
-/// 4- or 8-byte type, keeps W lanes of the widest such vector at a time. Returns the unrolling that
-/// needs (1 if none compresses).
+/// 4- or 8-byte type, keeps W lanes of the widest such vector at a time.
+/// Returns the unrolling that needs (1 if none compresses).
 fn compress(l: &mut Loop, cfg: &Config, prim: &dyn Fn(VarId) -> afc_ir::types::Prim) -> u32 {
     use afc_ir::types::Prim;
     fn free<'a>(b: &'a mut Body, out: &mut Vec<&'a mut LoopBody>) {

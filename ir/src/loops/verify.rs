@@ -271,7 +271,7 @@ impl V<'_> {
                     if *w == 0 || !l.unroll.is_multiple_of(*w) {
                         return Err(format!("cluster {}: '{}' compresses groups of {} lanes but its loop {} is unrolled {} times", c, name, w, self.name(l.index), l.unroll));
                     }
-                    let bits = |o: &VarId| w * 8 * f.var(*o).ty.prim().bytes() as u32;
+                    let bits = |o: &VarId| *w as u64 * 8 * f.var(*o).ty.prim().bytes();
                     if let Some(o) = outs.iter().find(|o| !matches!(f.var(**o).ty.prim(), Prim::F64 | Prim::I64 | Prim::F32 | Prim::I32) || !matches!(bits(o), 256 | 512) || bits(o) != bits(&outs[0])) {
                         return Err(format!("cluster {}: '{}' compresses groups of {} lanes, but {} is not {} lanes of a 256- or 512-bit vector, as every component must be", c, name, w, self.name(*o), w));
                     }
