@@ -63,21 +63,28 @@ impl Ctx<'_> {
 }
 
 /// Members in an order that respects the edges inside the cluster and puts
-/// the producer of a gather's indices before the nodes evaluated at them;
-/// ties by node id (source order).
+/// the producer of a gather's indices before the nodes evaluated at them
+/// (also through a chain of labels: a generate at a transpose's positions,
+/// the transpose at a gather's); ties by node id (source order).
 fn schedule(g: &DepGraph, members: &[NodeId], ord: &[u32], label_of: &std::collections::HashMap<u32, NodeId>) -> Vec<NodeId> {
     let set: IndexSet<NodeId> = members.iter().copied().collect();
     let mut deps: Vec<(NodeId, NodeId)> = g.edges().filter(|(a, b, _)| set.contains(a) && set.contains(b)).map(|(a, b, _)| (a, b)).collect();
     for n in members {
-        let o = ord[n.0 as usize];
-        if o >= 2 {
-            let gather = label_of[&o];
+        // A node at a label runs where that label's gather (or transpose)
+        // reads, which may itself run at another label: it needs the index
+        // arrays of every gather along that chain.
+        let mut o = ord[n.0 as usize];
+        let mut seen = vec![];
+        while o >= 2 && !seen.contains(&o) {
+            seen.push(o);
+            let at = label_of[&o];
             for (a, b, e) in g.edges() {
                 // The producer of the gather's index array (streamed, not its source).
-                if b == gather && set.contains(&a) && matches!(e.kind, afc_ir::graph::EdgeKind::Fusible { order: 0 }) && a != *n {
+                if b == at && set.contains(&a) && matches!(e.kind, afc_ir::graph::EdgeKind::Fusible { order: 0 }) && a != *n {
                     deps.push((a, *n));
                 }
             }
+            o = ord[at.0 as usize];
         }
     }
     let mut out = vec![];

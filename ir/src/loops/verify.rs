@@ -238,6 +238,20 @@ impl V<'_> {
         if order >= 2 && !self.nest.labels.iter().any(|g| g.label == order) {
             return Err(format!("cluster {}: '{}' runs at gather label {}, which the nest does not define", c, name, order));
         }
+        // A leaf at a label runs where the label's gather reads, which may
+        // be at another label: every gather's index along the chain must be
+        // in memory or made earlier in the iteration.
+        let (mut o, mut seen) = (order, vec![]);
+        while o >= 2 && !seen.contains(&o) {
+            seen.push(o);
+            let Some(g) = self.nest.labels.iter().find(|g| g.label == o) else { break };
+            if let LabelIndex::Arrays(ix) = &g.index {
+                if let Some(v) = ix.iter().find(|v| !elements.contains(*v) && !self.in_memory.contains(*v)) {
+                    return Err(format!("cluster {}: '{}' runs at label {}, whose position needs index {}, which is neither in memory nor made earlier in the iteration", c, name, order, self.name(*v)));
+                }
+            }
+            o = g.order;
+        }
         // Stateful leaves: their owner encloses the loop they step in.
         if let Some(Some(owner)) = leaf.state() {
             if !enclosing[..enclosing.len() - 1].contains(&owner) {
