@@ -22,7 +22,8 @@ use afc_ir::loops::{self, reorderable, Accumulate, Body, FilterWrite, Function, 
 /// What the strategies need to know of the target.
 #[derive(Clone, Debug)]
 pub struct CpuModel {
-    /// The widest vector register, in bits (128 SSE, 256 AVX2, 512 AVX-512).
+    /// The vector width loops are planned for, in bits: 128 with SSE, 256
+    /// with AVX, AVX2 and AVX-512 (`vector_bits` in the back end).
     pub vector_bits: u32,
     /// The last-level cache, in bytes: a nest whose outputs are larger
     /// writes them with streaming stores.
