@@ -64,7 +64,7 @@ pub fn compress_bits(opts: &Options) -> u32 {
     }
     let (cpu, features) = cpu_and_features(opts);
     let avx2 = if features.is_empty() {
-        ["x86-64-v3", "haswell", "broadwell", "skylake", "alderlake", "znver1", "znver2", "znver3"].contains(&cpu.as_str())
+        ["x86-64-v3", "haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "arrowlake", "lunarlake", "gracemont", "sierraforest", "znver1", "znver2", "znver3", "bdver4"].contains(&cpu.as_str())
     } else {
         features.split(',').any(|f| f == "+avx2")
     };
