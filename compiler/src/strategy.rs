@@ -372,8 +372,9 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
 
 /// Vector compaction (`compress W`): on a target that compacts vectors
 /// (AVX-512F, AVX2), each filter at the loop's own level with nothing fused
-/// under it and not under another filter, whose components are all of one
-/// 4- or 8-byte type, keeps W lanes of the widest such vector at a time.
+/// under it and not under another filter, its cursor kept per nest, whose
+/// components are all of one 4- or 8-byte type, keeps W lanes of the
+/// widest such vector at a time.
 /// Returns the unrolling that needs (1 if none compresses).
 fn compress(l: &mut Loop, cfg: &Config, prim: &dyn Fn(VarId) -> afc_ir::types::Prim) -> u32 {
     use afc_ir::types::Prim;
@@ -394,7 +395,7 @@ fn compress(l: &mut Loop, cfg: &Config, prim: &dyn Fn(VarId) -> afc_ir::types::P
     free(&mut l.body, &mut leaves);
     let mut wanted = 1;
     for leaf in leaves {
-        if let LoopBody::Filter { outs, write, .. } = leaf {
+        if let LoopBody::Filter { outs, write, state: None, .. } = leaf {
             let bytes: Vec<u32> = outs.iter().map(|o| prim(*o)).filter(|p| matches!(p, Prim::F64 | Prim::I64 | Prim::F32 | Prim::I32)).map(|p| p.bytes() as u32).collect();
             if *write == FilterWrite::Compact && bytes.len() == outs.len() && bytes.iter().all(|b| *b == bytes[0]) {
                 let w = cfg.cpu.compress_bits / 8 / bytes[0];

@@ -277,8 +277,13 @@ impl V<'_> {
                 }
                 let _ = results;
             }
-            LoopBody::Filter { outs, write, reads, .. } => {
+            LoopBody::Filter { outs, write, reads, state, .. } => {
                 if let FilterWrite::Compress(w) = write {
+                    // The room argument (the cursor is at most the trip's
+                    // first position) holds for a cursor over the whole nest.
+                    if state.is_some() {
+                        return Err(format!("cluster {}: '{}' compresses vectors but keeps its cursor per row", c, name));
+                    }
                     if let Some((g, _)) = guard {
                         return Err(format!("cluster {}: '{}' compresses vectors, but runs under filter '{}'", c, name, g.name()));
                     }
