@@ -179,8 +179,11 @@ fn root_leaves(b: &Body, out: &mut Vec<(LoopBody, Order)>) {
 /// is `v`'s: `v` itself when the nest does not make it (a parameter, an
 /// earlier nest's array), or what a map at the root rate copies into it.
 fn source(f: &Function, n: &LoopNest, roots: &[(LoopBody, Order)], v: VarId) -> Option<VarId> {
-    let made = n.root.body.leaves().iter().any(|l| l.element_outs().contains(&v));
-    if !made {
+    // An array the nest does not make, or stores, is in memory after it.
+    // (A row fold's results count as made: they live in registers only
+    // unless stored.)
+    let made = n.root.body.leaves().iter().any(|l| l.array_outs().contains(&v));
+    if !made || n.stored(v) {
         return (f.rank(v) == 1).then_some(v);
     }
     roots.iter().find_map(|(l, o)| match l {
