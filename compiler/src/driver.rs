@@ -147,8 +147,9 @@ pub struct Cli {
     #[arg(long, value_enum, value_name = "MODEL")]
     pub cost: Option<CostModel>,
     /// Branch-and-bound nodes the ILP solver may explore for one function:
-    /// the deterministic limit (default: scaled with the model's size,
-    /// docs/ilp.md). The best clustering found is used when it is reached.
+    /// the deterministic limit (default: scaled with the model's size, and
+    /// parts of over 60,000 non-zeros not searched; docs/ilp.md). The best
+    /// clustering found is used when it is reached.
     #[arg(long, value_name = "N")]
     pub ilp_nodes: Option<u64>,
     /// Seconds the ILP solver may spend on one function: a safety net that

@@ -79,6 +79,9 @@ pub enum Stop {
     Finished,
     NodeLimit,
     TimeLimit,
+    /// Not searched: the model is too large for the deterministic work
+    /// bound (afc's own limit, `default_nodes`; a solver never returns it).
+    SizeLimit,
 }
 
 #[derive(Clone, Debug)]

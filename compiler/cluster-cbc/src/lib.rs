@@ -82,6 +82,12 @@ pub fn solve(lp: &Lp, limits: Limits) -> Solution {
         SolveStatus::None
     };
     let objective = lp.value_of(&values);
-    let bound = if status == SolveStatus::Optimal { objective } else { raw.best_possible_value().min(objective) };
+    // Without a solution the values are no integer point (often the
+    // relaxation's), so only CBC's own bound bounds the optimum.
+    let bound = match status {
+        SolveStatus::Optimal => objective,
+        SolveStatus::Feasible => raw.best_possible_value().min(objective),
+        SolveStatus::None => raw.best_possible_value(),
+    };
     Solution { status, objective, values, bound, stop }
 }

@@ -675,6 +675,46 @@ fn parts_of(g: &DepGraph) -> (Vec<usize>, std::collections::HashMap<usize, usize
     (part, size)
 }
 
+/// The warm start (docs/ilp.md, "Warm start"): the greedy clustering, or
+/// the greedy rule guided by the linear relaxation when that is cheaper.
+/// The relaxation is the model's without position rows (the lazy form):
+/// its values say which links the optimum is likely to fuse, and taking
+/// the links in increasing order of `x` (the most fused first) lets the
+/// greedy rule build around them. Both are legal clusterings; ties keep
+/// the plain greedy, so the choice is the same on every machine.
+fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model) -> super::WarmStart {
+    let greedy = super::greedy::cluster(f, g);
+    let values = m.assignment(f, g, &greedy);
+    let value = m.lp.value_of(&values);
+    let plain = super::WarmStart { clustering: greedy, values, note: format!("greedy {}", value) };
+    let lazy;
+    let guide = if cfg.model == super::IlpModel::Lazy {
+        m
+    } else {
+        lazy = model(f, g, cfg.cost, true);
+        &lazy
+    };
+    let mut relaxed = guide.lp.clone();
+    for v in &mut relaxed.vars {
+        v.integer = false;
+    }
+    let sol = cfg.solver.solve(&relaxed, afc_ir::lp::Limits { nodes: 0, seconds: cfg.time_limit, cutoff: None, heuristics: false });
+    if sol.status == afc_ir::lp::SolveStatus::None {
+        return plain;
+    }
+    let mut links: Vec<((NodeId, NodeId), f64)> = guide.fused_edges.iter().chain(guide.fused_siblings.iter()).map(|(k, x)| (*k, sol.get(*x))).collect();
+    // A stable sort: equal values keep greedy's order (edges, then siblings).
+    links.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let rounded = super::greedy::guided(f, g, links.into_iter().map(|(k, _)| k));
+    let values = m.assignment(f, g, &rounded);
+    let r = m.lp.value_of(&values);
+    if r < value - 0.5 && m.lp.feasible(&values).is_ok() {
+        super::WarmStart { clustering: rounded, values, note: format!("greedy {}, rounded {}", value, r) }
+    } else {
+        plain
+    }
+}
+
 /// Solves the model, warm-started from the greedy clustering, adding the
 /// lazy cuts each solution breaks until one is legal, and reads the
 /// clustering back: the connected components of fused edges and fused
@@ -690,12 +730,11 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
     if g.is_empty() {
         return (Clustering::new(vec![], "ilp: empty"), m.lp);
     }
-    let greedy = super::greedy::cluster(f, g);
-    let start = m.assignment(f, g, &greedy);
+    let warm = warm_start(f, g, cfg, &m);
     let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
     let label = if cfg.cost == CostModel::Traffic { "ilp".to_string() } else { format!("ilp (cost {})", cfg.cost.name()) };
     let lp = m.lp.clone();
-    super::solve_checked(f, g, cfg, lp, &label, Some((&greedy, start)), |v| m.cuts(g, &reach, v), |v| Some(m.repair(f, g, v)), |sol| {
+    super::solve_checked(f, g, cfg, lp, &label, Some(warm), |v| m.cuts(g, &reach, v), |v| Some(m.repair(f, g, v)), |sol| {
         let mut groups = Groups::new(g.len());
         for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
             if !sol.is_one(*x) {

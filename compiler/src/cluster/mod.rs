@@ -141,24 +141,49 @@ pub fn order_clusters(f: &Function, g: &DepGraph, mut groups: Vec<Vec<NodeId>>) 
 
 /// The default node limit for a model: a fixed amount of deterministic
 /// work, `NODE_WORK / nnz^1.5` nodes for a model of `nnz` non-zeros (a
-/// node's linear programs grow faster than the model), within
-/// `MIN_NODES ..= MAX_NODES` (docs/ilp.md gives the measurements).
-pub fn default_nodes(lp: &Lp) -> u64 {
-    let nnz: usize = lp.rows.iter().map(|r| r.terms.len()).sum::<usize>() + lp.vars.len();
-    ((NODE_WORK / (nnz.max(1) as f64).powf(1.5)) as u64).clamp(MIN_NODES, MAX_NODES)
+/// node's linear programs grow faster than the model), at most
+/// `MAX_NODES`. Below `MIN_NODES` the nodes would add little to the root's
+/// heuristics and cost seconds: the root only (`Some(0)`), up to
+/// `SEARCH_NNZ` non-zeros; above, where the root alone takes seconds and
+/// finds no better than the warm start, None: not searched (docs/ilp.md,
+/// "Deterministic work", gives the measurements).
+pub fn default_nodes(lp: &Lp) -> Option<u64> {
+    let nnz = nnz(lp);
+    let nodes = (NODE_WORK / (nnz.max(1) as f64).powf(1.5)) as u64;
+    if nodes >= MIN_NODES {
+        Some(nodes.min(MAX_NODES))
+    } else {
+        (nnz <= SEARCH_NNZ).then_some(0)
+    }
+}
+
+/// A model's size: its non-zeros, a variable's bounds counting as one.
+pub fn nnz(lp: &Lp) -> usize {
+    lp.rows.iter().map(|r| r.terms.len()).sum::<usize>() + lp.vars.len()
 }
 
 const NODE_WORK: f64 = 1.5e8;
-const MIN_NODES: u64 = 10;
+const MIN_NODES: u64 = 50;
 const MAX_NODES: u64 = 5_000;
+/// The largest model searched by default.
+pub const SEARCH_NNZ: usize = 60_000;
+
+/// The clustering a solve starts from: legal, with its values in the
+/// model and how it was found (`-v`: `greedy G` or `greedy G, rounded R`).
+pub struct WarmStart {
+    pub clustering: Clustering,
+    pub values: Vec<f64>,
+    pub note: String,
+}
 
 /// A legal clustering and its values in the model: the warm start, or a
 /// repaired solution that beats it.
 pub type Incumbent = Option<(Clustering, Vec<f64>)>;
 
 /// Solves a clustering ILP (decision 7) and checks whatever the solver
-/// returns. The greedy clustering is the warm start: its objective (when
-/// the model can cost it) is the solver's cutoff, and it is the answer
+/// returns. The warm start (the greedy clustering when `start` is None):
+/// its objective (when the model can cost it) is the solver's cutoff, and
+/// it is the answer
 /// when the solver finds nothing better, or stops with nothing usable.
 /// `separate` gives the lazy rows a solution breaks and `repair` a legal
 /// clustering near it (docs/ilp.md, "Lazy positions"; a model that states
@@ -173,15 +198,16 @@ pub fn solve_checked(
     cfg: &ClusterConfig,
     mut lp: Lp,
     model: &str,
-    start: Option<(&Clustering, Vec<f64>)>,
+    start: Option<WarmStart>,
     separate: impl FnMut(&[f64]) -> Vec<Row>,
     repair: impl FnMut(&[f64]) -> Incumbent,
     read: impl Fn(&Solution) -> Option<Clustering>,
 ) -> (Clustering, Lp) {
-    // The greedy clustering, with its values when they satisfy the model.
-    let greedy = start.as_ref().map(|(c, _)| (*c).clone()).unwrap_or_else(|| greedy::cluster(f, g));
-    let mut incumbent: Incumbent = start.and_then(|(c, v)| lp.feasible(&v).is_ok().then(|| (c.clone(), v)));
-    let warm = incumbent.as_ref().map(|(_, v)| lp.value_of(v));
+    // The warm start, with its values when they satisfy the model.
+    let greedy = start.as_ref().map(|w| w.clustering.clone()).unwrap_or_else(|| greedy::cluster(f, g));
+    let note = start.as_ref().map(|w| w.note.clone());
+    let mut incumbent: Incumbent = start.and_then(|w| lp.feasible(&w.values).is_ok().then_some((w.clustering, w.values)));
+    let warm = incumbent.as_ref().and(note);
     let Rounds { solved, rounds, end, bound } = solve_rounds(cfg, &mut lp, &mut incumbent, separate, repair);
     let sol = &solved.solution;
     if sol.stop == Stop::TimeLimit {
@@ -193,8 +219,7 @@ pub fn solve_checked(
     }
     let stopped = match sol.stop {
         Stop::Finished => "stopped".to_string(),
-        Stop::NodeLimit => format!("node limit {} reached", solved.node_limit),
-        Stop::TimeLimit => format!("time limit {} s reached", cfg.time_limit),
+        Stop::NodeLimit | Stop::TimeLimit | Stop::SizeLimit => stop_reason(cfg, &solved),
     };
     let mut notes = String::new();
     if solved.parts > 1 {
@@ -203,7 +228,7 @@ pub fn solve_checked(
     if rounds > 0 {
         notes += &format!(", {} cut rounds", rounds);
     }
-    let from = warm.map(|w| format!(", greedy {}", w)).unwrap_or_default();
+    let from = warm.map(|w| format!(", {}", w)).unwrap_or_default();
     // The incumbent (greedy when there is none) as the answer.
     let kept = |how: String| {
         let mut c = incumbent.as_ref().map(|(c, _)| c.clone()).unwrap_or_else(|| greedy.clone());
@@ -299,9 +324,8 @@ pub(crate) fn solve_rounds(
         let stopped = |bound: f64, solved: &Solved| End::Stopped {
             bound,
             why: match solved.solution.stop {
-                Stop::NodeLimit => format!("node limit {} reached", solved.node_limit),
-                Stop::TimeLimit => format!("time limit {} s reached", cfg.time_limit),
                 Stop::Finished => format!("cut round limit {} reached", MAX_ROUNDS),
+                _ => stop_reason(cfg, solved),
             },
         };
         if !solved.improved {
@@ -355,7 +379,8 @@ pub(crate) struct Solved {
     /// Whether some part found better than the warm start (with no warm
     /// start: whether every part found a solution).
     pub improved: bool,
-    /// The node limit of the first part that reached its own.
+    /// The node limit of the first part that reached its own (the
+    /// non-zeros of the first part not searched, for `Stop::SizeLimit`).
     pub node_limit: u64,
 }
 
@@ -387,18 +412,22 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>, t
         }
         let own_value = start.map(|v| part.lp.value_of(&part.restrict(v)));
         parts += 1;
-        let nodes = cfg.nodes.unwrap_or_else(|| default_nodes(&part.lp));
         let seconds = (time_limit - clock.elapsed().as_secs_f64()).max(0.0);
-        // Objectives are sums of integer weights: half a unit above the
-        // start keeps solutions as good as it.
-        let sol = cfg.solver.solve(&part.lp, Limits { nodes, seconds, cutoff: own_value.map(|w| w + 0.5), heuristics: cfg.model != IlpModel::Lazy });
-        if sol.stop != Stop::Finished {
-            if stop == Stop::Finished {
-                node_limit = nodes;
-            }
-            if stop != Stop::TimeLimit {
-                stop = sol.stop;
-            }
+        let nodes = cfg.nodes.or_else(|| default_nodes(&part.lp));
+        let sol = match (nodes, own_value) {
+            (None, Some(_)) => unsearched(cfg.solver, &part.lp, seconds),
+            // Without a warm start even a large part needs the root.
+            // Objectives are sums of integer weights: half a unit above the
+            // start keeps solutions as good as it.
+            (nodes, _) => cfg.solver.solve(&part.lp, Limits { nodes: nodes.unwrap_or(0), seconds, cutoff: own_value.map(|w| w + 0.5), heuristics: cfg.model != IlpModel::Lazy }),
+        };
+        // The first part that stops names the limit; a time limit anywhere
+        // is reported as such.
+        if stop == Stop::Finished && sol.stop != Stop::Finished {
+            stop = sol.stop;
+            node_limit = if sol.stop == Stop::SizeLimit { nnz(&part.lp) as u64 } else { nodes.unwrap_or(0) };
+        } else if sol.stop == Stop::TimeLimit {
+            stop = Stop::TimeLimit;
         }
         match (sol.status, own_value) {
             (SolveStatus::None, Some(w)) => {
@@ -430,6 +459,28 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>, t
     let objective = lp.value_of(&values);
     let bound = if status == SolveStatus::Optimal { objective } else { bound.min(objective) };
     Solved { solution: Solution { status, values, objective, bound, stop }, parts, improved, node_limit }
+}
+
+/// What stopped a solve early, for `-v`.
+fn stop_reason(cfg: &ClusterConfig, solved: &Solved) -> String {
+    match solved.solution.stop {
+        Stop::NodeLimit => format!("node limit {} reached", solved.node_limit),
+        Stop::TimeLimit => format!("time limit {} s reached", cfg.time_limit),
+        Stop::SizeLimit => format!("not searched: {} non-zeros, over {} (--ilp-nodes searches it)", solved.node_limit, SEARCH_NNZ),
+        Stop::Finished => "stopped".to_string(),
+    }
+}
+
+/// A part too large to search (`default_nodes`): no solution, and the
+/// linear relaxation's optimum as the bound on the part's objective.
+fn unsearched(solver: &dyn Solver, lp: &Lp, seconds: f64) -> Solution {
+    let mut relaxed = lp.clone();
+    for v in &mut relaxed.vars {
+        v.integer = false;
+    }
+    let r = solver.solve(&relaxed, Limits { nodes: 0, seconds, cutoff: None, heuristics: false });
+    let bound = if r.status == SolveStatus::None { f64::NEG_INFINITY } else { r.objective };
+    Solution { status: SolveStatus::None, values: r.values, objective: f64::INFINITY, bound, stop: Stop::SizeLimit }
 }
 
 /// Clusters as sets of node ids: petgraph's union-find, read back as

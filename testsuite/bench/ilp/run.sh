@@ -8,7 +8,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 afc="$root/target/release/afc"
-sizes=${AFC_ILP_SIZES:-"25 50 100 200 400"}
+sizes=${AFC_ILP_SIZES:-"25 50 100 200 300 400"}
 seeds=${AFC_ILP_SEEDS:-"1 2 3"}
 flags=${AFC_ILP_FLAGS:-}
 work=$(mktemp -d)
