@@ -675,44 +675,48 @@ fn parts_of(g: &DepGraph) -> (Vec<usize>, std::collections::HashMap<usize, usize
     (part, size)
 }
 
-/// The warm start (docs/ilp.md, "Warm start"): the greedy clustering, or
-/// the greedy rule guided by the linear relaxation when that is cheaper.
-/// The relaxation is the model's without position rows (the lazy form):
-/// its values say which links the optimum is likely to fuse, and taking
-/// the links in increasing order of `x` (the most fused first) lets the
-/// greedy rule build around them. Both are legal clusterings; ties keep
-/// the plain greedy, so the choice is the same on every machine.
+/// The warm start (docs/ilp.md, "Rounding"): the greedy clustering, or
+/// the greedy rule guided by a linear relaxation when that is cheaper.
+/// A relaxation's values say which links the optimum is likely to fuse;
+/// taking the links in increasing order of `x` (the most fused first)
+/// lets the greedy rule build around them. Two relaxations guide, the
+/// model's with position rows and without (the lazy form): neither's
+/// rounding is the better one on every program. Every candidate is a
+/// legal clustering; ties keep the earlier, so the choice is the same on
+/// every machine.
 fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model) -> super::WarmStart {
     let greedy = super::greedy::cluster(f, g);
     let values = m.assignment(f, g, &greedy);
     let value = m.lp.value_of(&values);
-    let plain = super::WarmStart { clustering: greedy, values, note: format!("greedy {}", value) };
-    let lazy;
-    let guide = if cfg.model == super::IlpModel::Lazy {
-        m
-    } else {
-        lazy = model(f, g, cfg.cost, true);
-        &lazy
-    };
-    let mut relaxed = guide.lp.clone();
-    for v in &mut relaxed.vars {
-        v.integer = false;
+    let mut best = super::WarmStart { clustering: greedy, values, note: format!("greedy {}", value), relaxation: None };
+    let mut best_value = value;
+    let lazy = cfg.model == super::IlpModel::Lazy;
+    let other = model(f, g, cfg.cost, !lazy);
+    let (edge, without_positions) = if lazy { (&other, m) } else { (m, &other) };
+    for guide in [without_positions, edge] {
+        let mut relaxed = guide.lp.clone();
+        for v in &mut relaxed.vars {
+            v.integer = false;
+        }
+        let sol = cfg.solver.solve(&relaxed, afc_ir::lp::Limits { nodes: 0, seconds: cfg.time_limit, cutoff: None, heuristics: false });
+        if sol.status == afc_ir::lp::SolveStatus::None {
+            continue;
+        }
+        if std::ptr::eq(guide, m) {
+            best.relaxation = Some(sol.values.clone());
+        }
+        let mut links: Vec<((NodeId, NodeId), f64)> = guide.fused_edges.iter().chain(guide.fused_siblings.iter()).map(|(k, x)| (*k, sol.get(*x))).collect();
+        // A stable sort: equal values keep greedy's order (edges, then siblings).
+        links.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let rounded = super::greedy::guided(f, g, links.into_iter().map(|(k, _)| k));
+        let values = m.assignment(f, g, &rounded);
+        let r = m.lp.value_of(&values);
+        if r < best_value - 0.5 && m.lp.feasible(&values).is_ok() {
+            best = super::WarmStart { clustering: rounded, values, note: format!("greedy {}, rounded {}", value, r), relaxation: best.relaxation };
+            best_value = r;
+        }
     }
-    let sol = cfg.solver.solve(&relaxed, afc_ir::lp::Limits { nodes: 0, seconds: cfg.time_limit, cutoff: None, heuristics: false });
-    if sol.status == afc_ir::lp::SolveStatus::None {
-        return plain;
-    }
-    let mut links: Vec<((NodeId, NodeId), f64)> = guide.fused_edges.iter().chain(guide.fused_siblings.iter()).map(|(k, x)| (*k, sol.get(*x))).collect();
-    // A stable sort: equal values keep greedy's order (edges, then siblings).
-    links.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let rounded = super::greedy::guided(f, g, links.into_iter().map(|(k, _)| k));
-    let values = m.assignment(f, g, &rounded);
-    let r = m.lp.value_of(&values);
-    if r < value - 0.5 && m.lp.feasible(&values).is_ok() {
-        super::WarmStart { clustering: rounded, values, note: format!("greedy {}, rounded {}", value, r) }
-    } else {
-        plain
-    }
+    best
 }
 
 /// Solves the model, warm-started from the greedy clustering, adding the

@@ -174,6 +174,9 @@ pub struct WarmStart {
     pub clustering: Clustering,
     pub values: Vec<f64>,
     pub note: String,
+    /// An optimum of the model's linear relaxation, when one was solved:
+    /// it bounds the parts not searched.
+    pub relaxation: Option<Vec<f64>>,
 }
 
 /// A legal clustering and its values in the model: the warm start, or a
@@ -198,7 +201,7 @@ pub fn solve_checked(
     cfg: &ClusterConfig,
     mut lp: Lp,
     model: &str,
-    start: Option<WarmStart>,
+    mut start: Option<WarmStart>,
     separate: impl FnMut(&[f64]) -> Vec<Row>,
     repair: impl FnMut(&[f64]) -> Incumbent,
     read: impl Fn(&Solution) -> Option<Clustering>,
@@ -206,9 +209,10 @@ pub fn solve_checked(
     // The warm start, with its values when they satisfy the model.
     let greedy = start.as_ref().map(|w| w.clustering.clone()).unwrap_or_else(|| greedy::cluster(f, g));
     let note = start.as_ref().map(|w| w.note.clone());
+    let relaxation = start.as_mut().and_then(|w| w.relaxation.take());
     let mut incumbent: Incumbent = start.and_then(|w| lp.feasible(&w.values).is_ok().then_some((w.clustering, w.values)));
     let warm = incumbent.as_ref().and(note);
-    let Rounds { solved, rounds, end, bound } = solve_rounds(cfg, &mut lp, &mut incumbent, separate, repair);
+    let Rounds { solved, rounds, end, bound } = solve_rounds(cfg, &mut lp, &mut incumbent, relaxation.as_deref(), separate, repair);
     let sol = &solved.solution;
     if sol.stop == Stop::TimeLimit {
         // The one way the clustering can depend on the machine: say so.
@@ -306,6 +310,7 @@ pub(crate) fn solve_rounds(
     cfg: &ClusterConfig,
     lp: &mut Lp,
     incumbent: &mut Incumbent,
+    relaxation: Option<&[f64]>,
     mut separate: impl FnMut(&[f64]) -> Vec<Row>,
     mut repair: impl FnMut(&[f64]) -> Incumbent,
 ) -> Rounds {
@@ -318,7 +323,7 @@ pub(crate) fn solve_rounds(
         let seconds = (cfg.time_limit - clock.elapsed().as_secs_f64()).max(0.0);
         let start = incumbent.as_ref().map(|(_, v)| v.as_slice());
         debug_assert!(start.is_none_or(|v| lp.feasible(v).is_ok()), "a lazy row cuts off a legal clustering");
-        let solved = solve_parts(cfg, lp, start, seconds);
+        let solved = solve_parts(cfg, lp, start, relaxation, seconds);
         let finished = solved.solution.stop == Stop::Finished;
         bound = bound.max(solved.solution.bound);
         let stopped = |bound: f64, solved: &Solved| End::Stopped {
@@ -391,7 +396,7 @@ pub(crate) struct Solved {
 /// the warm start's share of the objective as its cutoff, and keeps the
 /// warm start's values where the solver finds nothing better; the time
 /// limit is shared by all.
-pub(crate) fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>, time_limit: f64) -> Solved {
+pub(crate) fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>, relaxation: Option<&[f64]>, time_limit: f64) -> Solved {
     let clock = std::time::Instant::now();
     let mut values = start.map(|v| v.to_vec()).unwrap_or_else(|| lp.vars.iter().map(|v| v.lo).collect());
     let (mut optimal, mut found, mut improved) = (true, true, false);
@@ -415,7 +420,7 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>, t
         let seconds = (time_limit - clock.elapsed().as_secs_f64()).max(0.0);
         let nodes = cfg.nodes.or_else(|| default_nodes(&part.lp));
         let sol = match (nodes, own_value) {
-            (None, Some(_)) => unsearched(cfg.solver, &part.lp, seconds),
+            (None, Some(_)) => unsearched(cfg.solver, &part, relaxation, seconds),
             // Without a warm start even a large part needs the root.
             // Objectives are sums of integer weights: half a unit above the
             // start keeps solutions as good as it.
@@ -472,15 +477,26 @@ fn stop_reason(cfg: &ClusterConfig, solved: &Solved) -> String {
 }
 
 /// A part too large to search (`default_nodes`): no solution, and the
-/// linear relaxation's optimum as the bound on the part's objective.
-fn unsearched(solver: &dyn Solver, lp: &Lp, seconds: f64) -> Solution {
-    let mut relaxed = lp.clone();
-    for v in &mut relaxed.vars {
-        v.integer = false;
-    }
-    let r = solver.solve(&relaxed, Limits { nodes: 0, seconds, cutoff: None, heuristics: false });
-    let bound = if r.status == SolveStatus::None { f64::NEG_INFINITY } else { r.objective };
-    Solution { status: SolveStatus::None, values: r.values, objective: f64::INFINITY, bound, stop: Stop::SizeLimit }
+/// linear relaxation's optimum as the bound on the part's objective (the
+/// whole model's relaxed optimum restricted to the part is the part's:
+/// no row joins parts).
+fn unsearched(solver: &dyn Solver, part: &afc_ir::lp::Part, relaxation: Option<&[f64]>, seconds: f64) -> Solution {
+    let bound = match relaxation {
+        Some(r) => part.lp.value_of(&part.restrict(r)),
+        None => {
+            let mut relaxed = part.lp.clone();
+            for v in &mut relaxed.vars {
+                v.integer = false;
+            }
+            let r = solver.solve(&relaxed, Limits { nodes: 0, seconds, cutoff: None, heuristics: false });
+            if r.status == SolveStatus::None {
+                f64::NEG_INFINITY
+            } else {
+                r.objective
+            }
+        }
+    };
+    Solution { status: SolveStatus::None, values: vec![], objective: f64::INFINITY, bound, stop: Stop::SizeLimit }
 }
 
 /// Clusters as sets of node ids: petgraph's union-find, read back as
