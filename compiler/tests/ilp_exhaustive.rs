@@ -201,3 +201,33 @@ fn lazy_positions_reach_the_same_optimum() {
     // The rounds and the positions they add are exercised.
     assert!(count < 30 || (rounds > 0 && placed > 0), "rounds {} placed {}", rounds, placed);
 }
+
+/// The warm start (docs/ilp.md, "Rounding") is a legal clustering whose
+/// values satisfy the model, never dearer than greedy, under both models;
+/// and rounding beats greedy on some programs (it is exercised).
+#[test]
+fn rounded_warm_starts_are_legal_and_no_dearer_than_greedy() {
+    let (seed, count) = sized(60);
+    let mut rng = Rng(0xC0FFEE ^ seed);
+    let mut rounded = 0;
+    for _ in 0..count {
+        let n = 2 + rng.below(14);
+        let src = random_program(&mut rng, n);
+        let stages = compile(&src, FusionMode::Ilp);
+        let fs = &stages.functions[0];
+        let (f, g) = (&fs.labelled, &fs.graph);
+        for model in [afc::cluster::IlpModel::Edge, afc::cluster::IlpModel::Lazy] {
+            let cfg = ClusterConfig { model, ..common::options(FusionMode::Ilp).cluster };
+            let m = afc::cluster::ilp::model(f, g, CostModel::Traffic, model == afc::cluster::IlpModel::Lazy);
+            let w = afc::cluster::ilp::warm_start(f, g, &cfg, &m);
+            verify(f, g, &w.clustering).unwrap_or_else(|e| panic!("{}\n{}", e, src));
+            m.lp.feasible(&w.values).unwrap_or_else(|e| panic!("{}\n{}", e, src));
+            let greedy = afc::cluster::greedy::cluster(f, g);
+            let (value, greedy_value) = (m.lp.value_of(&w.values), m.lp.value_of(&m.assignment(f, g, &greedy)));
+            assert!(value <= greedy_value + 1e-6, "{} > greedy {}\n{}", value, greedy_value, src);
+            assert_eq!(w.note.contains("rounded"), value < greedy_value - 0.5, "{}\n{}", w.note, src);
+            rounded += w.note.contains("rounded") as usize;
+        }
+    }
+    assert!(count < 20 || rounded > 0, "rounding never beat greedy: it is not exercised");
+}

@@ -684,7 +684,7 @@ fn parts_of(g: &DepGraph) -> (Vec<usize>, std::collections::HashMap<usize, usize
 /// rounding is the better one on every program. Every candidate is a
 /// legal clustering; ties keep the earlier, so the choice is the same on
 /// every machine.
-fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model) -> super::WarmStart {
+pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model) -> super::WarmStart {
     let greedy = super::greedy::cluster(f, g);
     let values = m.assignment(f, g, &greedy);
     let value = m.lp.value_of(&values);
