@@ -137,6 +137,15 @@ impl Lp {
     pub fn row(&mut self, name: String, terms: Vec<(LpVar, f64)>, lo: f64, hi: f64) {
         self.rows.push(Row { name, terms, lo, hi });
     }
+    /// The linear relaxation: the same program with no variable integer.
+    pub fn relaxed(&self) -> Lp {
+        let mut lp = self.clone();
+        for v in &mut lp.vars {
+            v.integer = false;
+        }
+        lp
+    }
+
     pub fn value_of(&self, sol: &[f64]) -> f64 {
         self.objective.iter().map(|(v, c)| c * sol[v.0]).sum()
     }

@@ -694,11 +694,7 @@ pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Mo
     let other = model(f, g, cfg.cost, !lazy);
     let (edge, without_positions) = if lazy { (&other, m) } else { (m, &other) };
     for guide in [without_positions, edge] {
-        let mut relaxed = guide.lp.clone();
-        for v in &mut relaxed.vars {
-            v.integer = false;
-        }
-        let sol = cfg.solver.solve(&relaxed, afc_ir::lp::Limits { nodes: 0, seconds: cfg.time_limit, cutoff: None, heuristics: false });
+        let sol = cfg.solver.solve(&guide.lp.relaxed(), afc_ir::lp::Limits { nodes: 0, seconds: cfg.time_limit, cutoff: None, heuristics: false });
         if sol.status == afc_ir::lp::SolveStatus::None {
             continue;
         }

@@ -484,11 +484,7 @@ fn unsearched(solver: &dyn Solver, part: &afc_ir::lp::Part, relaxation: Option<&
     let bound = match relaxation {
         Some(r) => part.lp.value_of(&part.restrict(r)),
         None => {
-            let mut relaxed = part.lp.clone();
-            for v in &mut relaxed.vars {
-                v.integer = false;
-            }
-            let r = solver.solve(&relaxed, Limits { nodes: 0, seconds, cutoff: None, heuristics: false });
+            let r = solver.solve(&part.lp.relaxed(), Limits { nodes: 0, seconds, cutoff: None, heuristics: false });
             if r.status == SolveStatus::None {
                 f64::NEG_INFINITY
             } else {
