@@ -6,7 +6,6 @@
 use crate::graph::{DepGraph, EdgeKind};
 use crate::labelled::{Function, NodeId, VarId};
 use indexmap::IndexSet;
-use std::collections::HashMap;
 use std::fmt::Write;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -26,12 +25,47 @@ impl Clustering {
     }
 }
 
+/// Each node's cluster (`Clustering::cluster_of`), indexed by node id: the
+/// clustering checks look it up for every edge, many times per greedy step.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterOf {
+    of: Vec<Option<usize>>,
+    len: usize,
+}
+
+impl ClusterOf {
+    pub fn get(&self, n: &NodeId) -> Option<&usize> {
+        self.of.get(n.0 as usize).and_then(|c| c.as_ref())
+    }
+
+    /// How many nodes are in some cluster.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl std::ops::Index<&NodeId> for ClusterOf {
+    type Output = usize;
+    fn index(&self, n: &NodeId) -> &usize {
+        self.get(n).unwrap_or_else(|| panic!("node {} is in no cluster", n.0))
+    }
+}
+
 impl Clustering {
-    pub fn cluster_of(&self) -> HashMap<NodeId, usize> {
-        let mut m = HashMap::new();
+    /// Each node's cluster; a node listed twice counts once, in its last
+    /// cluster.
+    pub fn cluster_of(&self) -> ClusterOf {
+        let size = self.clusters.iter().flatten().map(|n| n.0 as usize + 1).max().unwrap_or(0);
+        let mut m = ClusterOf { of: vec![None; size], len: 0 };
         for (i, c) in self.clusters.iter().enumerate() {
             for n in c {
-                m.insert(*n, i);
+                let slot = &mut m.of[n.0 as usize];
+                m.len += slot.is_none() as usize;
+                *slot = Some(i);
             }
         }
         m

@@ -13,7 +13,7 @@ use afc_ir::graph::DepGraph;
 use afc_ir::labelled::{Function, NodeId};
 use std::cmp::Reverse;
 use std::io::IsTerminal;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FusionMode {
@@ -103,17 +103,17 @@ pub fn order_clusters(f: &Function, g: &DepGraph, mut groups: Vec<Vec<NodeId>>) 
     for m in &mut groups {
         m.sort_by_key(|n| (f.node(*n).span.start, n.0));
     }
-    let mut of: HashMap<NodeId, usize> = HashMap::new();
+    let mut of = vec![usize::MAX; g.len()];
     for (i, m) in groups.iter().enumerate() {
         for n in m {
-            of.insert(*n, i);
+            of[n.0 as usize] = i;
         }
     }
     let k = groups.len();
     let mut indeg = vec![0usize; k];
     let mut succ: Vec<Vec<usize>> = vec![vec![]; k];
     for (a, b, _) in g.edges() {
-        let (ca, cb) = (of[&a], of[&b]);
+        let (ca, cb) = (of[a.0 as usize], of[b.0 as usize]);
         if ca != cb && !succ[ca].contains(&cb) {
             succ[ca].push(cb);
             indeg[cb] += 1;
