@@ -186,8 +186,8 @@ pub type Incumbent = Option<(Clustering, Vec<f64>)>;
 /// Solves a clustering ILP (decision 7) and checks whatever the solver
 /// returns. The warm start (the greedy clustering when `start` is None):
 /// its objective (when the model can cost it) is the solver's cutoff, and
-/// it is the answer
-/// when the solver finds nothing better, or stops with nothing usable.
+/// it is the answer when the solver finds nothing better, or stops with
+/// nothing usable.
 /// `separate` gives the lazy rows a solution breaks and `repair` a legal
 /// clustering near it (docs/ilp.md, "Lazy positions"; a model that states
 /// every rule has neither). A proven optimum that fails its check is a bug
@@ -207,7 +207,7 @@ pub fn solve_checked(
     read: impl Fn(&Solution) -> Option<Clustering>,
 ) -> (Clustering, Lp) {
     // The warm start, with its values when they satisfy the model.
-    let greedy = start.as_ref().map(|w| w.clustering.clone()).unwrap_or_else(|| greedy::cluster(f, g));
+    let fallback = start.as_ref().map(|w| w.clustering.clone()).unwrap_or_else(|| greedy::cluster(f, g));
     let note = start.as_ref().map(|w| w.note.clone());
     let relaxation = start.as_mut().and_then(|w| w.relaxation.take());
     let mut incumbent: Incumbent = start.and_then(|w| lp.feasible(&w.values).is_ok().then_some((w.clustering, w.values)));
@@ -221,10 +221,7 @@ pub fn solve_checked(
             f.name, cfg.time_limit
         );
     }
-    let stopped = match sol.stop {
-        Stop::Finished => "stopped".to_string(),
-        Stop::NodeLimit | Stop::TimeLimit | Stop::SizeLimit => stop_reason(cfg, &solved),
-    };
+    let stopped = stop_reason(cfg, &solved);
     let mut notes = String::new();
     if solved.parts > 1 {
         notes += &format!(", {} parts", solved.parts);
@@ -233,9 +230,9 @@ pub fn solve_checked(
         notes += &format!(", {} cut rounds", rounds);
     }
     let from = warm.map(|w| format!(", {}", w)).unwrap_or_default();
-    // The incumbent (greedy when there is none) as the answer.
+    // The incumbent (the warm start when there is none) as the answer.
     let kept = |how: String| {
-        let mut c = incumbent.as_ref().map(|(c, _)| c.clone()).unwrap_or_else(|| greedy.clone());
+        let mut c = incumbent.as_ref().map(|(c, _)| c.clone()).unwrap_or_else(|| fallback.clone());
         c.how = how;
         c
     };
