@@ -164,6 +164,15 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
         return Ok(c.orders.clone());
     }
     let mut order: Vec<Option<u32>> = vec![None; n];
+    // Each node's fused edges, in `edges` order (the order the propagation
+    // below visits them in).
+    let mut incident: Vec<Vec<usize>> = vec![vec![]; n];
+    for (i, &(p, c, _)) in edges.iter().enumerate() {
+        incident[p].push(i);
+        if c != p {
+            incident[c].push(i);
+        }
+    }
     // Propagates a value through the fused edges; an inconsistency is
     // reported by `check` at the end.
     let assign = |order: &mut Vec<Option<u32>>, s: usize, v: u32| {
@@ -171,7 +180,7 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
         let mut stack = vec![s];
         while let Some(x) = stack.pop() {
             let ox = order[x].unwrap();
-            for &(p, c, r) in &edges {
+            for &(p, c, r) in incident[x].iter().map(|&i| &edges[i]) {
                 let (other, val) = if c == x {
                     let v = match r {
                         Read::Same => Some(ox),
@@ -220,9 +229,14 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
     // (The sibling pairs inside one cluster, in the graph's order: the scan
     // below restarts after every assignment.)
     let together: Vec<(NodeId, NodeId, &Vec<VarId>)> = g.siblings().iter().filter(|((a, b), _)| of[a] == of[b]).map(|(&(a, b), xs)| (a, b, xs)).collect();
+    // Orders are only ever set, so the first node without one only moves on.
+    let mut first_unset = 0;
     loop {
         let mut next = None;
         'find: for &(a, b, xs) in &together {
+            if order[a.0 as usize].is_some() && order[b.0 as usize].is_some() {
+                continue;
+            }
             for x in xs {
                 for (known, unknown) in [(a, b), (b, a)] {
                     let (k, u) = (known.0 as usize, unknown.0 as usize);
@@ -242,10 +256,15 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
         }
         match next {
             Some((u, v)) => assign(&mut order, u, v),
-            None => match (0..n).find(|a| order[*a].is_none()) {
-                Some(a) => assign(&mut order, a, 0),
-                None => break,
-            },
+            None => {
+                while first_unset < n && order[first_unset].is_some() {
+                    first_unset += 1;
+                }
+                if first_unset == n {
+                    break;
+                }
+                assign(&mut order, first_unset, 0);
+            }
         }
     }
     let order: Vec<u32> = order.into_iter().map(|o| o.unwrap()).collect();
