@@ -332,9 +332,17 @@ impl Cx<'_> {
             Some((a, bb)) => {
                 let inner = self.new_index("j", span0);
                 b.visit_mut(&mut |x| {
-                    if let Body::Leaf(LoopBody::Cross { at, .. }, o) = x {
-                        if *o <= 1 {
+                    if let Body::Leaf(l, o) = x {
+                        if let (LoopBody::Cross { at, .. }, true) = (&mut *l, *o <= 1) {
                             *at = Some((index, inner));
+                        }
+                        // The body now runs in the inner loop: a row-wise
+                        // fold's rows are the cross's positions, so its
+                        // accumulator is set per inner iteration.
+                        if let Some(s) = l.state_mut() {
+                            if *s == Some(index) {
+                                *s = Some(inner);
+                            }
                         }
                     }
                 });

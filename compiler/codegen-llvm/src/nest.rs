@@ -1782,7 +1782,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         if rank <= 1 {
             return Ok(vec![self.index(pos, order, rank, nx, elems)?]);
         }
-        let mut ix: Vec<IntValue<'ctx>> = pos.loops[pos.loops.len() - rank..].iter().map(|(_, k, _)| *k).collect();
+        // The last rank - 1 loops are the inner dimensions; the first is
+        // row-major over every loop outside them (two in a cross's nest,
+        // whose rows are the cross's positions).
+        let first = pos.loops.len() - rank;
+        let mut row = pos.loops[0].1;
+        for (_, k, n) in &pos.loops[1..=first] {
+            row = self.b.build_int_add(self.b.build_int_mul(row, *n, "")?, *k, "row")?;
+        }
+        let mut ix: Vec<IntValue<'ctx>> = std::iter::once(row).chain(pos.loops[first + 1..].iter().map(|(_, k, _)| *k)).collect();
         if order == 1 {
             let (_, j, n) = *pos.loops.last().unwrap();
             let one = self.cx.i64_type().const_int(1, false);
