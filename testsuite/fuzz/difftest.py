@@ -524,19 +524,28 @@ class Gen:
 
 
 def flags(env, variant):
-    """The compile flags of a check, by variant (0, 1, 2 in turn): parallel
-    nests in chunks of one position (0), the same with a barrier between a
-    two-pass nest's passes instead of the default look-back (1), or in
-    chunks of 4096 positions (2), so that loops run whole unrolled trips
-    (lanes, vector compaction) and their remainders."""
-    if variant == 1:
+    """The compile flags of a check, by variant (0 to 8 in turn): parallel
+    nests in chunks of one position (variant % 3 = 0), the same with a
+    barrier between a two-pass nest's passes instead of the default
+    look-back (1), or in chunks of 4096 positions (2), so that loops run
+    whole unrolled trips (lanes, vector compaction) and their remainders;
+    each of those at -O2, -O0 and -O3 (variant // 3; OPT, when set, fixes
+    the level)."""
+    if variant % 3 == 1:
         env["AFC_FLAGS"] = (env.get("AFC_FLAGS", "") + " --two-pass=barrier").strip()
-    env["GRAIN"] = "4096" if variant == 2 else "1"
+    env["GRAIN"] = "4096" if variant % 3 == 2 else "1"
+    env.setdefault("OPT", OPT_LEVELS[variant // 3 % 3])
     return env
 
 
+# The LLVM pipelines the variants cycle through (-O0: afc's IR as emitted,
+# none of LLVM's rewrites to hide or expose a fault in it).
+OPT_LEVELS = ["2", "0", "3"]
+
+
 def describe(variant):
-    return {0: "", 1: ", --two-pass=barrier", 2: ", --parallel-grain 4096"}[variant]
+    parts = {0: "", 1: ", --two-pass=barrier", 2: ", --parallel-grain 4096"}[variant % 3]
+    return parts + ", -O" + os.environ.get("OPT", OPT_LEVELS[variant // 3 % 3])
 
 
 def check_one(tmp, i, g, src, args, variant):
@@ -622,7 +631,7 @@ def check_batch(tmp, batch, variant):
     bad = set()
     for mode in ("none", "greedy", "ilp"):
         obj = os.path.join(tmp, "batch_%s.o" % mode)
-        c = subprocess.run([AFC, path, "--verify", "--strict-fp", "--fusion=" + mode, "-O" + os.environ.get("OPT", "2"), "--parallel-grain", env["GRAIN"]] + extra + ["-o", obj], capture_output=True)
+        c = subprocess.run([AFC, path, "--verify", "--strict-fp", "--fusion=" + mode, "-O" + env["OPT"], "--parallel-grain", env["GRAIN"]] + extra + ["-o", obj], capture_output=True)
         if c.returncode != 0:
             return everything, True
         for storage, dobj in drivers.items():
@@ -715,7 +724,7 @@ def main():
 
         def flush():
             nonlocal pending, batches
-            variant = batches % 3
+            variant = batches % 9
             batches += 1
             if len(pending) <= 1:
                 settle(pending, variant, set(range(len(pending))), False)
@@ -733,7 +742,7 @@ def main():
             src, params, scal = g.program()
             args = g.inputs(params, scal)
             if a.batch <= 1:
-                report(i, g, src, args, i % 3)
+                report(i, g, src, args, i % 9)
                 continue
             pending.append((i, g, src, args))
             if len(pending) >= a.batch:
