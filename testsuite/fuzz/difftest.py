@@ -247,7 +247,13 @@ class Gen:
                 kind = r.randint(0, 7)
                 if kind <= 1 and et in NUM:
                     comb = r.choice(["scanl", "prescanl", "scanr"])
-                    op = r.choice(["(+)", "min", "max", "|a, b| a - b" if et in ("i32", "i64") else "|a, b| a + b"])
+                    # "The last non-zero" is associative but not
+                    # commutative, and has no identity afc knows: chunks
+                    # combine in index order from their first elements.
+                    # (Not `a - b`: not associative, so its result would
+                    # depend on how the chunks split the array.)
+                    last = "|a, b| if b == 0%s { a } else { b }" % et
+                    op = r.choice(["(+)", "min", "max", last if et in ("i32", "i64") else "|a, b| a + b"])
                     lines.append("let %s = %s(%s, %s, %s);" % (name, comb, op, self.lit(et, True), src))
                     arrays.append((name, et))
                 elif kind >= 6:
