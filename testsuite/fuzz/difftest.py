@@ -224,7 +224,13 @@ class Gen:
                         j = r.choice(keys)
                         cond = "%s.%d %s %s.%d" % (q, j, r.choice([">", ">=", "<", "<="]), p, j)
                     else:
-                        cond = self.expr("bool", wenv, [], 2)
+                        # A condition on one side only keeps the operator
+                        # associative ("the last element that satisfies
+                        # it", or "step while the state does"); one that
+                        # compares the two sides freely may not be, and
+                        # its result would depend on where chunks split.
+                        side = r.choice([p, q])
+                        cond = self.expr("bool", env + [(v, t) for v, t in wenv[len(env):] if v.startswith(side + ".")], [], 2)
                     if r.random() < 0.7:
                         body = "if %s { %s } else { %s }" % (cond, q, p)
                     else:
