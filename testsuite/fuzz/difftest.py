@@ -13,7 +13,7 @@ afc-allocated and caller-provided outputs, agrees with the reference
 interpreter, errors included (out-of-range indices, division by zero, size
 mismatches, negative sizes).
 
-  difftest.py [--seed S] [--count N] [--batch K] [--jobs J] [--keep DIR]
+  difftest.py [--seed S] [--count N] [--batch K] [--jobs J] [--keep DIR] [--only REGEX]
 
 The seed and count default to AFC_FUZZ_SEED and AFC_FUZZ_COUNT. Programs
 are checked K at a time (AFC_FUZZ_BATCH, default 10; `check_batch`): their
@@ -21,7 +21,9 @@ functions in one file, compiled once per fusion mode and called from one
 driver, which costs a quarter of checking each alone; a program the batch
 finds wrong is checked alone with check-run.sh, which reports it. J batches
 are checked at once (AFC_FUZZ_JOBS, default 1), each by a process of its
-own; programs and reports stay in order, so a seed gives the same run."""
+own; programs and reports stay in order, so a seed gives the same run.
+--only REGEX checks only the programs whose source matches (say
+'cross[(]' to hunt among the crosses, which are one program in twelve)."""
 import argparse
 import collections
 import concurrent.futures
@@ -695,6 +697,15 @@ def main():
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("AFC_FUZZ_JOBS", "1")),
                     help="batches checked at once, each by a process of its own")
     ap.add_argument("--keep", help="keep failing programs here")
+    def regex(text):
+        try:
+            return re.compile(text)
+        except re.error as e:
+            raise argparse.ArgumentTypeError("not a regular expression: %s" % e)
+
+    ap.add_argument("--only", metavar="REGEX", type=regex,
+                    help="check only the programs whose source matches (a hunt in one corner: "
+                         "programs keep their numbers in the seed's sequence; COUNT is how many are checked)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     failures = 0
@@ -749,10 +760,17 @@ def main():
                 settle(pending, variant, *check_batch(tmp, pending, variant))
             pending = []
 
-        for i in range(a.count):
+        i, checked = -1, 0
+        while checked < a.count:
+            i += 1
             g = Gen(rng)
             src, params, scal = g.program()
             args = g.inputs(params, scal)
+            if a.only and not a.only.search(src):
+                if i >= 1000 * (a.count + 1):
+                    sys.exit("difftest.py: --only matched %d of %d programs; giving up" % (checked, i + 1))
+                continue
+            checked += 1
             if a.batch <= 1:
                 report(i, g, src, args, i % 9)
                 continue
