@@ -333,8 +333,10 @@ impl Cx<'_> {
                 let inner = self.new_index("j", span0);
                 b.visit_mut(&mut |x| {
                     if let Body::Leaf(l, o) = x {
-                        if let (LoopBody::Cross { at, .. }, true) = (&mut *l, *o <= 1) {
-                            *at = Some((index, inner));
+                        if let LoopBody::Cross { at, .. } = l {
+                            if *o <= 1 {
+                                *at = Some((index, inner));
+                            }
                         }
                         // The body now runs in the inner loop: a row-wise
                         // fold's rows are the cross's positions, so its
