@@ -32,11 +32,16 @@ pub struct CpuModel {
     /// AVX-512F's compress instructions, 256 with AVX2's lane permutes, 0
     /// without (`compress W`).
     pub compress_bits: u32,
+    /// The vector width loops calling vector math are vectorised for: 512
+    /// with AVX-512F, where one call of glibc's 512-bit variant does the
+    /// work of two 256-bit ones, else `vector_bits` (`vector math libmvec
+    /// BITS`).
+    pub math_bits: u32,
 }
 
 impl Default for CpuModel {
     fn default() -> Self {
-        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES, compress_bits: 0 }
+        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES, compress_bits: 0, math_bits: 128 }
     }
 }
 
@@ -141,10 +146,11 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     }
     // Under --fast-math, loops calling exp, log, pow, sin, cos, … vectorise
     // through glibc's vector math (a few ulps less exact, which fast math
-    // allows); sqrt has its own instruction.
+    // allows) in the widest vectors it has for the target; sqrt has its
+    // own instruction.
     place_results(f);
     let calls_math = snapshot.nests().iter().any(|n| n.root.body.leaves().iter().any(|l| l.lambda().map(|lam| uses_libm(&lam.body)).unwrap_or(false)));
-    f.vector_math = (cfg.fast_math && cfg.libmvec && calls_math).then_some(loops::VectorMath::Libmvec);
+    f.vector_math = (cfg.fast_math && cfg.libmvec && calls_math).then_some(loops::VectorMath::Libmvec { bits: cfg.cpu.math_bits });
 }
 
 /// Places the one check of the results' room right after the last step

@@ -193,9 +193,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     b.position_at_end(entry_bb);
     let code_slot = b.build_alloca(cx.i32_type(), "code")?;
     let mut g = Gen::new(cx, m, b, f, func, opts, code_slot, fail_bb, entry_bb, debug);
-    if g.wide_vector_calls() {
-        func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("stackrealign", ""));
-    }
+    g.vector_math_attributes(func);
     g.at(f.span);
     g.b.position_at_end(body_bb);
 
@@ -1028,7 +1026,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// and unaligned spills split cache lines (Black-Scholes: 167 ms
     /// against 144 ms with them aligned).
     pub(crate) fn wide_vector_calls(&self) -> bool {
-        self.f.vector_math == Some(afc_ir::loops::VectorMath::Libmvec) && crate::has_avx512(self.opts)
+        self.f.vector_math == Some(afc_ir::loops::VectorMath::Libmvec { bits: 512 })
+    }
+
+    /// Under `vector math libmvec BITS`, what a function holding the loops
+    /// needs: LLVM's vectoriser told to use BITS-bit vectors
+    /// (`prefer-vector-width`: on Intel's AVX-512 CPUs it would otherwise
+    /// stop at 256) and, for 512-bit calls, a realigned stack.
+    pub(crate) fn vector_math_attributes(&self, func: FunctionValue<'ctx>) {
+        let Some(afc_ir::loops::VectorMath::Libmvec { bits }) = self.f.vector_math else { return };
+        func.add_attribute(AttributeLoc::Function, self.cx.create_string_attribute("prefer-vector-width", &bits.to_string()));
+        if self.wide_vector_calls() {
+            func.add_attribute(AttributeLoc::Function, self.cx.create_string_attribute("stackrealign", ""));
+        }
     }
 
     /// Under `vector math libmvec` on an AVX-512 target, the attribute that

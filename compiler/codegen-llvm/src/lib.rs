@@ -55,6 +55,18 @@ pub fn has_avx512(opts: &Options) -> bool {
     ["x86-64-v4", "skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client", "icelake-server", "tigerlake", "rocketlake", "sapphirerapids", "emeraldrapids", "graniterapids", "znver4", "znver5"].contains(&cpu.as_str())
 }
 
+/// The vector width loops calling vector math use: glibc's 512-bit
+/// variants on an AVX-512F target (one call for eight doubles, where LLVM
+/// would prefer 256-bit vectors on Intel's AVX-512 CPUs and call the 4-lane
+/// variant twice as often), else the target's widest vectors.
+pub fn math_bits(opts: &Options) -> u32 {
+    if has_avx512(opts) {
+        512
+    } else {
+        vector_bits(opts)
+    }
+}
+
 /// The widest vectors a filter compacts at a time (`compress W`): 512 bits
 /// with AVX-512F's compress instructions, 256 with AVX2's lane permutes
 /// (`vpermd` from a table by the predicates' mask), 0 without either.
@@ -234,7 +246,13 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
         let needs = if widest > 256 { "AVX-512F" } else { "AVX2" };
         return Err(format!("a filter compresses {}-bit vectors ('compress W'), which needs a target with {}; cpu '{}' has none", widest, needs, cpu));
     }
-    if p.functions.iter().any(|f| f.vector_math == Some(afc_ir::loops::VectorMath::Libmvec)) {
+    let math = p.functions.iter().filter_map(|f| f.vector_math.map(|afc_ir::loops::VectorMath::Libmvec { bits }| bits)).max();
+    if let Some(bits) = math {
+        let has = if has_avx512(opts) { 512 } else { vector_bits(opts) };
+        if bits > has {
+            let needs = if bits > 256 { "AVX-512F" } else { "AVX" };
+            return Err(format!("a function calls vector math in {}-bit vectors ('vector math libmvec {}'), which needs a target with {}; cpu '{}' has none", bits, bits, needs, cpu));
+        }
         use_libmvec();
     }
     let cx = Context::create();

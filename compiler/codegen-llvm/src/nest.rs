@@ -975,9 +975,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let kind = Attribute::get_named_enum_kind_id;
         func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
         func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("frame-pointer", "none"));
-        if self.wide_vector_calls() {
-            func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("stackrealign", ""));
-        }
+        self.vector_math_attributes(func);
         let w = cx.create_builder();
         w.position_at_end(cx.append_basic_block(func, "entry"));
         if let Some((dib, sp)) = self.outlined_debug(func, n.span) {

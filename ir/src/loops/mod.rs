@@ -358,9 +358,15 @@ impl Loop {
 /// `sin`, `cos`, … in vectorised loops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VectorMath {
-    /// glibc's libmvec (`_ZGVdN4v_exp`, …), linked through `-lm`.
-    Libmvec,
+    /// glibc's libmvec (`_ZGVdN4v_exp`, …), linked through `-lm`, called
+    /// with vectors of `bits` bits: the function's loops are vectorised
+    /// that wide (128, 256 or 512; `VECTOR_MATH_BITS`).
+    Libmvec { bits: u32 },
 }
+
+/// The vector widths glibc's libmvec has variants for: SSE's, AVX2's and
+/// AVX-512's (`_ZGVbN2v_exp`, `_ZGVdN4v_exp`, `_ZGVeN8v_exp`).
+pub const VECTOR_MATH_BITS: [u32; 3] = [128, 256, 512];
 
 /// An array a nest writes to memory, and how.
 #[derive(Clone, Copy, Debug, PartialEq)]

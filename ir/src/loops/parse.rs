@@ -920,7 +920,7 @@ impl Parser {
                 self.bump();
                 self.expect("math")?;
                 match self.ident()?.as_str() {
-                    "libmvec" => vector_math = Some(VectorMath::Libmvec),
+                    "libmvec" => vector_math = Some(VectorMath::Libmvec { bits: u32::try_from(self.int()?).map_err(|_| "a vector math width out of range".to_string())? }),
                     other => return Err(format!("unknown vector math library '{}' (libmvec)", other)),
                 }
             } else if let Some(step) = self.step()? {

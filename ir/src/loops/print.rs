@@ -379,8 +379,8 @@ impl P<'_> {
             let text = format!("check same size {}", g.iter().map(|d| self.size(d)).collect::<Vec<_>>().join(", "));
             self.line(1, &text);
         }
-        if let Some(VectorMath::Libmvec) = f.vector_math {
-            self.line(1, "vector math libmvec");
+        if let Some(VectorMath::Libmvec { bits }) = f.vector_math {
+            self.line(1, &format!("vector math libmvec {}", bits));
         }
         if !f.staged.is_empty() {
             let text = format!("staged [{}]", self.vars(&f.staged));

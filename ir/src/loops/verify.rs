@@ -329,6 +329,11 @@ impl V<'_> {
 /// leaves keep their state outside the loop they step in; every recorded
 /// strategy is legal (docs/strategy.md); every array has a size.
 pub fn verify(f: &Function) -> Result<(), String> {
+    if let Some(VectorMath::Libmvec { bits }) = f.vector_math {
+        if !VECTOR_MATH_BITS.contains(&bits) {
+            return Err(format!("fn {} calls vector math in {}-bit vectors; libmvec has 128-, 256- and 512-bit variants", f.name, bits));
+        }
+    }
     let mut in_memory: IndexSet<VarId> = f.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
     for g in &f.same_size {
         for d in g {
