@@ -308,7 +308,39 @@ fn parallel(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::label
         let partials = n.root.body.leaves().iter().any(|l| matches!(l, LoopBody::Scatter { .. }));
         let two_pass = loops::two_pass(n);
         n.parallel = Some(afc_ir::loops::Parallel { grain, two_pass, look_back: two_pass && !cfg.barrier, partials });
+        if !two_pass && !partials {
+            rows(n, cfg, vars);
+        }
     }
+}
+
+/// A root loop of fewer positions than this hands its chunking to the loop
+/// inside it (`parallel below`): with fewer rows than a many-core machine
+/// has workers, chunks of whole rows leave workers idle (and one row runs
+/// on one worker), while chunks of a row cost a fork and join per row.
+const ROWS_BELOW: u64 = 16;
+
+/// Marks the loop directly inside a parallel nest's root `parallel below
+/// ROWS_BELOW` when it is the only one and its row-wise folds can combine
+/// partial results (`loops::rows_blocker`): a matrix of few long rows then
+/// runs each row in chunks. Under `--strict-fp` a row-wise fold of floats
+/// keeps whole rows (chunks would rebracket it).
+fn rows(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {
+    let float = |v: &VarId| vars[v.0 as usize].ty.prim().is_float();
+    let root = n.root.clone();
+    let [j] = loops::row_loops(&root.body)[..] else { return };
+    let strict = cfg.strict_fp && j.body.leaves().iter().any(|l| l.state() == Some(Some(root.index)) && l.state_vars().iter().any(float));
+    if j.paired || strict || loops::rows_blocker(vars, n, j).is_some() {
+        return;
+    }
+    let index = j.index;
+    n.root.body.visit_mut(&mut |b| {
+        if let Body::For(l) = b {
+            if l.index == index {
+                l.parallel_below = Some(ROWS_BELOW);
+            }
+        }
+    });
 }
 
 fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {

@@ -480,6 +480,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     }
 
     /// Branches to the error path when `cond` holds.
+    /// Fails with `rc` unless it is 0: the code a call (an extern, the
+    /// runtime's run of a parallel loop) returned, its message already set.
+    pub(crate) fn fail_on_code(&mut self, rc: IntValue<'ctx>, what: &str) -> R<()> {
+        let failed = self.b.build_int_compare(IntPredicate::NE, rc, self.cx.i32_type().const_zero(), &format!("{}_failed", what))?;
+        let (err, ok) = (self.cx.append_basic_block(self.func, &format!("{}_error", what)), self.cx.append_basic_block(self.func, &format!("{}_ok", what)));
+        self.b.build_conditional_branch(failed, err, ok)?;
+        self.b.position_at_end(err);
+        self.b.build_store(self.code_slot, rc)?;
+        self.b.build_unconditional_branch(self.fail_bb)?;
+        self.b.position_at_end(ok);
+        Ok(())
+    }
+
     fn fail_if(&mut self, cond: IntValue<'ctx>, code: i32, msg: &str, a: Option<IntValue<'ctx>>, b: Option<IntValue<'ctx>>) -> R<()> {
         let err = self.cx.append_basic_block(self.func, "error");
         let ok = self.cx.append_basic_block(self.func, "ok");
@@ -1263,14 +1276,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 arrays.insert(*o, (data, dims));
             }
         }
-        let failed = self.b.build_int_compare(IntPredicate::NE, rc, cx.i32_type().const_zero(), "extern_failed")?;
-        let err = cx.append_basic_block(self.func, "extern_error");
-        let ok = cx.append_basic_block(self.func, "extern_ok");
-        self.b.build_conditional_branch(failed, err, ok)?;
-        self.b.position_at_end(err);
-        self.b.build_store(self.code_slot, rc)?;
-        self.b.build_unconditional_branch(self.fail_bb)?;
-        self.b.position_at_end(ok);
+        self.fail_on_code(rc, "extern")?;
         // Each array result is an array: a size ≥ 0 shared by its leaves,
         // data unless it is empty.
         for (leaves, len) in &c.arrays {

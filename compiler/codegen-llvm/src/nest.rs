@@ -70,8 +70,15 @@ pub(super) struct NestCx<'ctx> {
     /// each streamed array's values of the current trip, in lane order.
     peel: Option<IntValue<'ctx>>,
     stream_vals: IndexMap<VarId, Vec<BasicValueEnum<'ctx>>>,
-    /// In a chunk function: the chunk this runs.
+    /// In a chunk function: the chunk this runs, the loop whose positions
+    /// it bounds (the root's when none) and the owner of the states whose
+    /// partial results it leaves (the nest's, or a row's loop).
     chunk: Option<Chunk<'ctx>>,
+    chunked: Option<VarId>,
+    chunk_owner: StateOwner,
+    /// A parallel nest whose root runs on the calling thread: the loop
+    /// inside it that runs in chunks, row by row (`parallel below`).
+    rows: Option<Rows>,
     /// States that start empty (a later chunk's fold, a first pass's scan):
     /// per state key, whether it holds a value yet; while it does not, the
     /// first element becomes the state (the operator may have no identity).
@@ -90,6 +97,36 @@ pub(super) struct NestCx<'ctx> {
     /// `leaf_key`): whether it does (chunks after the first, when the call
     /// uses partials) and its has-value bytes.
     partial: IndexMap<VarId, (IntValue<'ctx>, PointerValue<'ctx>)>,
+}
+
+impl<'ctx> NestCx<'ctx> {
+    /// A nest's context before its loops: what it reads and stores, and
+    /// the chunk it runs (of the root loop, the nest's states partial).
+    fn new(base: IndexMap<VarId, PointerValue<'ctx>>, stores: Vec<afc_ir::loops::Store>, chunk: Option<Chunk<'ctx>>) -> Self {
+        NestCx {
+            base,
+            states: IndexMap::new(),
+            groups: IndexMap::new(),
+            stores,
+            streaming: false,
+            tree_ops: IndexMap::new(),
+            lanes: IndexMap::new(),
+            lane_groups: IndexMap::new(),
+            halves: None,
+            peel: None,
+            stream_vals: IndexMap::new(),
+            chunk,
+            chunked: None,
+            chunk_owner: None,
+            rows: None,
+            fresh: IndexMap::new(),
+            limits: IndexMap::new(),
+            scratch: None,
+            compress_vals: IndexMap::new(),
+            skip: IndexSet::new(),
+            partial: IndexMap::new(),
+        }
+    }
 }
 
 /// A compressing filter's lanes in a trip: each lane's predicate and element.
@@ -149,6 +186,17 @@ impl Pass {
             Pass::Only | Pass::Resume => "",
         }
     }
+}
+
+/// A nest run row by row: the loop inside its root that runs in chunks in
+/// each of the root's iterations, and what its chunk functions need of the
+/// nest.
+#[derive(Clone)]
+pub(super) struct Rows {
+    j: VarId,
+    grain: u64,
+    cluster: usize,
+    span: Span,
 }
 
 /// A stateful leaf's end of a nest: a fold's results, a filter's count, a
@@ -253,7 +301,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             return self.parallel_nest(n, par);
         }
         // State the nest owns: fold results and filter counts are scalars now.
-        for e in self.run_nest(n, None, &Tables::new(), &ScatterParts::new())? {
+        for e in self.run_nest(n, None, &Tables::new(), &ScatterParts::new(), None)? {
             if !matches!(e.leaf, LoopBody::Scan { .. }) {
                 self.scalars.extend(e.vals);
             }
@@ -264,7 +312,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// The loops of a nest — all of them, or in a chunk function the
     /// positions `lo..hi` of the root loop, carried states resuming from
     /// `starts` in a second pass — and the ends of the state the nest owns.
-    fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>, starts: &Tables<'ctx>, parts: &ScatterParts<'ctx>) -> R<Vec<End<'ctx>>> {
+    fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>, starts: &Tables<'ctx>, parts: &ScatterParts<'ctx>, rows: Option<Rows>) -> R<Vec<End<'ctx>>> {
         let extent = self.size_expr(&n.root.extent)?;
         let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
         // Base pointers of everything the nest streams, reads or stores.
@@ -283,33 +331,25 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         if chunk.is_none() {
             self.copy_scatter_dests(&leaves)?;
         }
-        let mut nx = NestCx {
-            base,
-            states: IndexMap::new(),
-            groups: IndexMap::new(),
-            stores: n.stores.clone(),
-            streaming: false,
-            tree_ops: IndexMap::new(),
-            lanes: IndexMap::new(),
-            lane_groups: IndexMap::new(),
-            halves: None,
-            peel: None,
-            stream_vals: IndexMap::new(),
-            chunk,
-            fresh: IndexMap::new(),
-            limits: IndexMap::new(),
-            scratch: None,
-            compress_vals: IndexMap::new(),
-            skip: IndexSet::new(),
-            partial: IndexMap::new(),
-        };
+        let mut nx = NestCx::new(base, n.stores.clone(), chunk);
+        nx.rows = rows;
         if let Some(c) = chunk {
             self.partial_dests(&leaves, c, parts, &mut nx)?;
         }
         let owned = owned_by(&n.root.body, None);
         self.init_states(&owned, &mut nx)?;
         if let Some(c) = chunk {
-            self.chunk_states(n, c, &owned, starts, &mut nx)?;
+            self.chunk_states(c, &owned, starts, &mut nx)?;
+            if c.pass == Pass::Totals {
+                // A first pass stores nothing and runs only what its totals need.
+                nx.stores.clear();
+                let pass = TotalsPass::new(n);
+                for l in n.root.body.leaves() {
+                    if !pass.runs(l) {
+                        nx.skip.insert(leaf_key(l));
+                    }
+                }
+            }
         }
         match chunk.and_then(|c| c.chained).filter(|_| !nx.limits.is_empty()) {
             Some(chained) => {
@@ -387,9 +427,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// folds other than lanes start empty in every chunk but the first (it
     /// has the initial value), and so do a first pass's scans; a second
     /// pass's scans and filters resume from `starts` at the chunk's entry,
-    /// a filter up to the next entry. A first pass stores nothing and runs
-    /// only what its totals need.
-    fn chunk_states(&mut self, n: &LoopNest, c: Chunk<'ctx>, owned: &[LoopBody], starts: &Tables<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+    /// a filter up to the next entry.
+    fn chunk_states(&mut self, c: Chunk<'ctx>, owned: &[LoopBody], starts: &Tables<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let first = self.b.build_int_compare(IntPredicate::EQ, c.index, i64t.const_zero(), "first_chunk")?;
@@ -427,42 +466,77 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 _ => {}
             }
         }
-        match c.pass {
-            Pass::Totals => {
-                nx.stores.clear();
-                let pass = TotalsPass::new(n);
-                for l in n.root.body.leaves() {
-                    if !pass.runs(l) {
-                        nx.skip.insert(leaf_key(l));
-                    }
-                }
-            }
-            Pass::Resume => nx.scratch = Some(self.entry_alloca(i64t.into(), "masked_store")?),
-            Pass::Only | Pass::Carry => {}
+        if c.pass == Pass::Resume {
+            nx.scratch = Some(self.entry_alloca(i64t.into(), "masked_store")?);
         }
         Ok(())
     }
 
-    /// A parallel nest (docs/strategy.md, "Parallel loops"): its loops go
-    /// into a chunk function that runs positions `lo..hi` of the root loop,
-    /// which the runtime calls once per chunk on its workers
-    /// (`afc_rt_parallel`). The state the nest owns leaves one partial
-    /// result per chunk, combined here in index order; the first failing
-    /// chunk's error becomes the call's. A two-pass nest first runs every
-    /// chunk for the totals of its carried states (`Pass::Totals`), combines
-    /// them into each chunk's start, then runs the chunks from those.
+    /// A parallel nest (docs/strategy.md, "Parallel loops"): in chunks of
+    /// its root loop (`chunked_nest`) or, when the root has fewer positions
+    /// than a loop inside it marked `parallel below R` asks and that loop
+    /// has more than one chunk's worth, row by row with that loop in
+    /// chunks. Only sizes decide which, never the workers.
     fn parallel_nest(&mut self, n: &LoopNest, par: Parallel) -> R<()> {
-        let cx = self.cx;
-        let i64t = cx.i64_type();
+        let Some(j) = afc_ir::loops::row_loops(&n.root.body).into_iter().find(|l| l.parallel_below.is_some()) else {
+            return self.chunked_nest(n, par);
+        };
+        let i64t = self.cx.i64_type();
         let extent = self.size_expr(&n.root.extent)?;
-        let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
-        self.copy_scatter_dests(&leaves)?;
-        let owned = owned_by(&n.root.body, None);
-        // Per state variable a table of partial results (or starts), per
-        // state that starts empty whether each chunk's holds a value.
+        let few = self.b.build_int_compare(IntPredicate::SLT, extent, i64t.const_int(j.parallel_below.unwrap_or(0), false), "few_rows")?;
+        let (row_extent, inside) = (self.size_expr(&j.extent)?, self.positions_inside(&j.body)?);
+        let size = self.chunk_size(par.grain, row_extent, inside)?;
+        let long = self.b.build_int_compare(IntPredicate::SGT, row_extent, size, "long_rows")?;
+        let by_rows = self.b.build_and(few, long, "by_rows")?;
+        let (rows_bb, chunks_bb, join) = (self.new_block("by_rows"), self.new_block("by_chunks"), self.new_block("nest_done"));
+        self.b.build_conditional_branch(by_rows, rows_bb, chunks_bb)?;
+        // Each way binds the nest's results (its folds' values and filters'
+        // counts); the join takes the one that ran.
+        self.b.position_at_end(rows_bb);
+        let before = self.scalars.clone();
+        let rows = Rows { j: j.index, grain: par.grain, cluster: n.cluster, span: n.span };
+        let mut by_rows = vec![];
+        for e in self.run_nest(n, None, &Tables::new(), &ScatterParts::new(), Some(rows))? {
+            if !matches!(e.leaf, LoopBody::Scan { .. }) {
+                by_rows.extend(e.vals);
+            }
+        }
+        let rows_end = self.b.get_insert_block().expect("a positioned builder");
+        self.b.build_unconditional_branch(join)?;
+        self.scalars = before;
+        self.b.position_at_end(chunks_bb);
+        self.chunked_nest(n, par)?;
+        let chunks_end = self.b.get_insert_block().expect("a positioned builder");
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        for (v, x) in by_rows {
+            let y = self.scalars.get(&v).copied().unwrap_or_else(|| afc_ir::ice::fail("codegen", "a nest run in chunks does not bind a result it binds run by rows", &format!("cluster {}: %{}", n.cluster, self.name(v))));
+            let phi = self.b.build_phi(y.get_type(), &self.name(v))?;
+            phi.add_incoming(&[(&x, rows_end), (&y, chunks_end)]);
+            self.scalars.insert(v, phi.as_basic_value());
+        }
+        Ok(())
+    }
+
+    /// Positions of a loop per chunk: at least `grain` innermost positions
+    /// (`inside` per position of the loop) and at least 1/MAX_CHUNKS of
+    /// the loop's `extent`. Only sizes decide it, never the workers.
+    fn chunk_size(&mut self, grain: u64, extent: IntValue<'ctx>, inside: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let i64t = self.cx.i64_type();
+        let by_grain = self.ceil_div(i64t.const_int(grain, false), inside)?;
+        let by_count = self.ceil_div(extent, i64t.const_int(MAX_CHUNKS, false))?;
+        let size = self.max(by_grain, by_count)?;
+        self.max(size, i64t.const_int(1, false))
+    }
+
+    /// Per state variable of `owned`, a table of partial results (or
+    /// starts), and per state that starts empty whether each chunk's
+    /// holds a value.
+    fn partial_tables(&mut self, owned: &[LoopBody]) -> R<(Tables<'ctx>, IndexMap<VarId, PointerValue<'ctx>>)> {
+        let cx = self.cx;
         let mut tables = Tables::new();
         let mut has: IndexMap<VarId, PointerValue<'ctx>> = IndexMap::new();
-        for l in &owned {
+        for l in owned {
             for v in l.state_vars() {
                 let t = mem_ty(cx, self.f.var(v).ty.prim());
                 let slot = self.entry_alloca(t.array_type(MAX_CHUNKS as u32 + 2).into(), &format!("{}.partials", self.name(v)))?;
@@ -473,16 +547,113 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 has.insert(leaf_key(l), slot);
             }
         }
+        Ok((tables, has))
+    }
+
+    /// A row's loop `j` in chunks (`parallel below`): the nest's root runs
+    /// on the calling thread, and in each of its iterations the runtime
+    /// runs chunks of `j`'s positions on the workers (`rows_body`). The
+    /// folds the row owns leave one partial result per chunk, combined
+    /// here in index order as a nest's are, and the row's results are put
+    /// where a whole run of `j` puts them. A failing chunk stops the call
+    /// with the first failing chunk's error; the rows before it are done,
+    /// the ones after it never start.
+    fn row_chunks(&mut self, j: &Loop, pos: &Pos<'ctx>, elems: &mut Elems<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let rows = nx.rows.clone().expect("row_chunks runs a nest by rows");
+        let owned = owned_by(&j.body, pos.loops.last().map(|(v, _, _)| *v));
+        let (tables, has) = self.partial_tables(&owned)?;
+        let extent = self.size_expr(&j.extent)?;
+        let inside = self.positions_inside(&j.body)?;
+        let size = self.chunk_size(rows.grain, extent, inside)?;
+        let chunks = self.ceil_div(extent, size)?;
+        let name = format!("{}.nest{}.rows", self.f.name, rows.cluster);
+        let stores = nx.stores.clone();
+        let (body, ctx) = self.outline_chunks(&name, rows.span, &mut |g, params| g.rows_body(&name, &rows, j, pos, &owned, &tables, &has, &stores, params))?;
+        let rc = self.b.build_call(self.runtime_fn("afc_rt_parallel"), &[body.into(), ctx.into(), extent.into(), size.into()], "rc")?.try_as_basic_value().basic().expect("the runtime returns a code").into_int_value();
+        self.fail_on_code(rc, "row")?;
+        let positive = self.b.build_int_compare(IntPredicate::SGT, extent, i64t.const_zero(), "some")?;
+        for l in &owned {
+            let vals = self.combine_partials(l, &tables, has.get(&leaf_key(l)).copied(), chunks, positive)?;
+            let outs: Vec<VarId> = vals.iter().map(|(v, _)| *v).collect();
+            self.put(&outs, vals.into_iter().map(|(_, x)| x).collect(), pos, 0, elems, nx)?;
+        }
+        Ok(())
+    }
+
+    /// The body of a row's chunk function (`row_chunks`): positions
+    /// `lo..hi` of loop `j` in the row at `pos` of the calling function,
+    /// the folds the row owns leaving their partial results in `tables`.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn rows_body(&mut self, name: &str, rows: &Rows, j: &Loop, pos: &Pos<'ctx>, owned: &[LoopBody], tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, stores: &[afc_ir::loops::Store], params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
+        let (func, mut g, chunk, done) = self.open_chunk(name, rows.span, Pass::Only, params)?;
+        // The row's position, taken from the calling function.
+        let tk = |g: &Gen<'a, 'ctx>, x: IntValue<'ctx>| g.take(x.into(), false).into_int_value();
+        let at = Pos {
+            i: tk(&g, pos.i),
+            last: pos.last.map(|x| tk(&g, x)),
+            total: tk(&g, pos.total),
+            loops: pos.loops.iter().map(|(v, x, e)| (*v, tk(&g, *x), tk(&g, *e))).collect(),
+            lane: 0,
+            trip: false,
+            mask: None,
+            mirrored: None,
+            limit: None,
+        };
+        let mut base: IndexMap<VarId, PointerValue<'ctx>> = IndexMap::new();
+        for l in j.body.leaves() {
+            for v in l.reads().iter().chain(stores.iter().map(|s| &s.array)).chain(&l.memory_reads()) {
+                if g.has_storage(*v) && !base.contains_key(v) {
+                    let p = g.array_ptr(*v)?;
+                    base.insert(*v, p);
+                }
+            }
+        }
+        let mut nx = NestCx::new(base, stores.to_vec(), Some(chunk));
+        nx.chunked = Some(j.index);
+        nx.chunk_owner = pos.loops.last().map(|(v, _, _)| *v);
+        g.init_states(owned, &mut nx)?;
+        g.chunk_states(chunk, owned, &Tables::new(), &mut nx)?;
+        g.run_loop(j, Some(&at), &mut nx)?;
+        for l in owned {
+            let vals = g.finish_state(l, &nx)?;
+            let has_value = match nx.fresh.get(&leaf_key(l)) {
+                Some(h) => Some(g.b.build_load(g.cx.bool_type(), *h, "has")?.into_int_value()),
+                None => None,
+            };
+            g.leave_partial(&End { leaf: l.clone(), vals, has: has_value }, tables, has, chunk.index)?;
+        }
+        g.b.build_unconditional_branch(done)?;
+        g.b.position_at_end(done);
+        g.b.build_return(None)?;
+        let taken = g.outline.take().expect("the chunk's outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
+        Ok((func, taken))
+    }
+
+    /// A parallel nest in chunks of its root loop: its loops go into a
+    /// chunk function that runs positions `lo..hi` of the root loop,
+    /// which the runtime calls once per chunk on its workers
+    /// (`afc_rt_parallel`). The state the nest owns leaves one partial
+    /// result per chunk, combined here in index order; the first failing
+    /// chunk's error becomes the call's. A two-pass nest first runs every
+    /// chunk for the totals of its carried states (`Pass::Totals`), combines
+    /// them into each chunk's start, then runs the chunks from those.
+    fn chunked_nest(&mut self, n: &LoopNest, par: Parallel) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let extent = self.size_expr(&n.root.extent)?;
+        let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
+        self.copy_scatter_dests(&leaves)?;
+        let owned = owned_by(&n.root.body, None);
+        let (tables, has) = self.partial_tables(&owned)?;
 
         // Chunks of at least `grain` innermost positions and at least
         // 1/MAX_CHUNKS of the root loop; a multiple of CHUNK_QUANTUM when
-        // the nest streams. Only sizes decide it, never the workers.
+        // the nest streams.
         let one = i64t.const_int(1, false);
         let inside = self.positions_inside(&n.root.body)?;
-        let by_grain = self.ceil_div(i64t.const_int(par.grain, false), inside)?;
-        let by_count = self.ceil_div(extent, i64t.const_int(MAX_CHUNKS, false))?;
-        let mut size = self.max(by_grain, by_count)?;
-        size = self.max(size, one)?;
+        let mut size = self.chunk_size(par.grain, extent, inside)?;
         // Scatters: few enough chunks that their partial destinations stay
         // a small share of the work (PARTIAL_SHARE).
         let mut dest_lens = vec![];
@@ -571,13 +742,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.b.build_unconditional_branch(self.fail_bb)?;
             self.b.position_at_end(go_on);
         }
-        let failed = self.b.build_int_compare(IntPredicate::NE, rc, zero32, "failed")?;
-        let (err, ok) = (self.new_block("chunk_failed"), self.new_block("chunks_done"));
-        self.b.build_conditional_branch(failed, err, ok)?;
-        self.b.position_at_end(err);
-        self.b.build_store(self.code_slot, rc)?;
-        self.b.build_unconditional_branch(self.fail_bb)?;
-        self.b.position_at_end(ok);
+        self.fail_on_code(rc, "chunks")?;
         self.merge_partials(&leaves, chunks, &parts, &owners)?;
 
         // Each fold: the first chunk's partial (which started from the
@@ -587,53 +752,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let positive = self.b.build_int_compare(IntPredicate::SGT, extent, i64t.const_zero(), "some")?;
         for l in &owned {
             match l {
-                LoopBody::ManyToOne { results, init, op, .. } => {
-                    let mut accs = vec![];
-                    for (r, z) in results.iter().zip(init) {
-                        let (slot, t) = tables[r];
-                        let prim = self.f.var(*r).ty.prim();
-                        let acc = self.entry_alloca(reg_ty(cx, prim), &format!("{}.acc", self.name(*r)))?;
-                        let p0 = self.b.build_load(t, slot, "partial")?;
-                        let p0 = self.from_mem(p0, prim)?;
-                        let z = self.operand(z);
-                        let v = self.b.build_select(positive, p0, z, "acc")?;
-                        self.b.build_store(acc, v)?;
-                        accs.push((acc, slot, t, prim));
-                    }
-                    let has = has.get(&leaf_key(l)).copied();
-                    self.counted("combine", one, chunks, 1, &mut |g, c| {
-                        let (add, next) = (g.new_block("combine.add"), g.new_block("combine.next"));
-                        let some = match has {
-                            Some(h) => {
-                                let ep = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), h, &[c], "has")? };
-                                let h = g.b.build_load(cx.i8_type(), ep, "has")?.into_int_value();
-                                g.b.build_int_compare(IntPredicate::NE, h, cx.i8_type().const_zero(), "has")?
-                            }
-                            None => cx.bool_type().const_int(1, false),
-                        };
-                        g.b.build_conditional_branch(some, add, next)?;
-                        g.b.position_at_end(add);
-                        let mut args = vec![];
-                        for (acc, _, _, prim) in &accs {
-                            args.push(g.b.build_load(reg_ty(g.cx, *prim), *acc, "acc")?);
-                        }
-                        for (_, slot, t, prim) in &accs {
-                            let ep = unsafe { g.b.build_in_bounds_gep(*t, *slot, &[c], "partial")? };
-                            let p = g.b.build_load(*t, ep, "partial")?;
-                            args.push(g.from_mem(p, *prim)?);
-                        }
-                        let sum = g.lambda(op, &args)?;
-                        for ((acc, ..), x) in accs.iter().zip(sum) {
-                            g.b.build_store(*acc, x)?;
-                        }
-                        g.b.build_unconditional_branch(next)?;
-                        g.b.position_at_end(next);
-                        Ok(())
-                    })?;
-                    for (r, (acc, _, _, prim)) in results.iter().zip(&accs) {
-                        let v = self.b.build_load(reg_ty(cx, *prim), *acc, &self.name(*r))?;
-                        self.scalars.insert(*r, v);
-                    }
+                LoopBody::ManyToOne { .. } => {
+                    let vals = self.combine_partials(l, &tables, has.get(&leaf_key(l)).copied(), chunks, positive)?;
+                    self.scalars.extend(vals);
                 }
                 LoopBody::Filter { count, .. } => {
                     let v = if par.two_pass {
@@ -649,6 +770,61 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         Ok(())
+    }
+
+    /// A fold's result from its chunks' partial results: the first chunk's
+    /// (which started from the initial value; the initial value itself when
+    /// there were no positions) combined with the others' in index order,
+    /// skipping a chunk whose partial holds nothing (`has`).
+    fn combine_partials(&mut self, l: &LoopBody, tables: &Tables<'ctx>, has: Option<PointerValue<'ctx>>, chunks: IntValue<'ctx>, positive: IntValue<'ctx>) -> R<Vec<(VarId, BasicValueEnum<'ctx>)>> {
+        let cx = self.cx;
+        let LoopBody::ManyToOne { results, init, op, .. } = l else { unreachable!("only folds combine partial results") };
+        let mut accs = vec![];
+        for (r, z) in results.iter().zip(init) {
+            let (slot, t) = tables[r];
+            let prim = self.f.var(*r).ty.prim();
+            let acc = self.entry_alloca(reg_ty(cx, prim), &format!("{}.acc", self.name(*r)))?;
+            let p0 = self.b.build_load(t, slot, "partial")?;
+            let p0 = self.from_mem(p0, prim)?;
+            let z = self.operand(z);
+            let v = self.b.build_select(positive, p0, z, "acc")?;
+            self.b.build_store(acc, v)?;
+            accs.push((acc, slot, t, prim));
+        }
+        self.counted("combine", cx.i64_type().const_int(1, false), chunks, 1, &mut |g, c| {
+            let (add, next) = (g.new_block("combine.add"), g.new_block("combine.next"));
+            let some = match has {
+                Some(h) => {
+                    let ep = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), h, &[c], "has")? };
+                    let h = g.b.build_load(cx.i8_type(), ep, "has")?.into_int_value();
+                    g.b.build_int_compare(IntPredicate::NE, h, cx.i8_type().const_zero(), "has")?
+                }
+                None => cx.bool_type().const_int(1, false),
+            };
+            g.b.build_conditional_branch(some, add, next)?;
+            g.b.position_at_end(add);
+            let mut args = vec![];
+            for (acc, _, _, prim) in &accs {
+                args.push(g.b.build_load(reg_ty(g.cx, *prim), *acc, "acc")?);
+            }
+            for (_, slot, t, prim) in &accs {
+                let ep = unsafe { g.b.build_in_bounds_gep(*t, *slot, &[c], "partial")? };
+                let p = g.b.build_load(*t, ep, "partial")?;
+                args.push(g.from_mem(p, *prim)?);
+            }
+            let sum = g.lambda(op, &args)?;
+            for ((acc, ..), x) in accs.iter().zip(sum) {
+                g.b.build_store(*acc, x)?;
+            }
+            g.b.build_unconditional_branch(next)?;
+            g.b.position_at_end(next);
+            Ok(())
+        })?;
+        let mut out = vec![];
+        for (r, (acc, _, _, prim)) in results.iter().zip(&accs) {
+            out.push((*r, self.b.build_load(reg_ty(cx, *prim), *acc, &self.name(*r))?));
+        }
+        Ok(out)
     }
 
     /// A look-back nest before its run pass: the first chunk's start of
@@ -960,27 +1136,36 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// a context) and that context, filled here.
     #[allow(clippy::too_many_arguments)]
     fn chunk_fn(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, totals: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, parts: &ScatterParts<'ctx>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
+        let name = format!("{}.nest{}{}", self.f.name, n.cluster, pass.suffix());
+        self.outline_chunks(&name, n.span, &mut |g, params| g.chunk_body(n, pass, tables, totals, has, chained, parts, params))
+    }
+
+    /// A chunk function named `name` and the context it takes, from `body`,
+    /// which generates its body (`open_chunk`) twice: first to learn the
+    /// values it takes, then with one parameter per value; the function the
+    /// runtime calls loads them from the context and calls it.
+    #[allow(clippy::type_complexity)]
+    fn outline_chunks(&mut self, name: &str, span: Span, body: &mut dyn FnMut(&mut Self, Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let ptr = cx.ptr_type(Default::default());
-        let (first, taken) = self.chunk_body(n, pass, tables, totals, has, chained, parts, None)?;
+        let (first, taken) = body(self, None)?;
         unsafe { first.delete() };
-        let (body, again) = self.chunk_body(n, pass, tables, totals, has, chained, parts, Some(&taken))?;
+        let (body, again) = body(self, Some(&taken))?;
         if again.len() != taken.len() {
-            afc_ir::ice::fail("codegen", "a chunk function's second pass took other values than its first", &format!("cluster {}: {} then {}", n.cluster, taken.len(), again.len()));
+            afc_ir::ice::fail("codegen", "a chunk function's second pass took other values than its first", &format!("{}: {} then {}", name, taken.len(), again.len()));
         }
         let fty = cx.void_type().fn_type(&[ptr.into(), i64t.into(), i64t.into(), i64t.into(), ptr.into()], false);
-        let suffix = pass.suffix();
-        let func = self.m.add_function(&format!("{}.nest{}{}", self.f.name, n.cluster, suffix), fty, Some(Linkage::Internal));
+        let func = self.m.add_function(name, fty, Some(Linkage::Internal));
         let kind = Attribute::get_named_enum_kind_id;
         func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
         func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("frame-pointer", "none"));
         self.vector_math_attributes(func);
         let w = cx.create_builder();
         w.position_at_end(cx.append_basic_block(func, "entry"));
-        if let Some((dib, sp)) = self.outlined_debug(func, n.span) {
+        if let Some((dib, sp)) = self.outlined_debug(func, span) {
             // The call to the body, which is inlined, needs a location.
-            let (_, line, col) = split_location(self.f.location(n.span)).unwrap_or(("?", 0, 0));
+            let (_, line, col) = split_location(self.f.location(span)).unwrap_or(("?", 0, 0));
             w.set_current_debug_location(dib.create_debug_location(cx, line, col, sp.as_debug_info_scope(), None));
         }
         let arg = |k: u32| func.get_nth_param(k).expect("the chunk function's parameters");
@@ -1013,52 +1198,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     fn chunk_body(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, totals: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, parts: &ScatterParts<'ctx>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
-        let ptr = cx.ptr_type(Default::default());
-        let kind = Attribute::get_named_enum_kind_id;
         let name = format!("{}.nest{}{}", self.f.name, n.cluster, pass.suffix());
-        let func = match params {
-            None => {
-                let fty = cx.void_type().fn_type(&[i64t.into(), i64t.into(), i64t.into(), ptr.into(), ptr.into()], false);
-                self.m.add_function(&format!("{}.scan", name), fty, Some(Linkage::Internal))
-            }
-            Some(ps) => {
-                let mut tys: Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>> = vec![i64t.into(), i64t.into(), i64t.into(), ptr.into()];
-                tys.extend(ps.iter().map(|(v, _)| inkwell::types::BasicMetadataTypeEnum::from(v.get_type())));
-                let f = self.m.add_function(&format!("{}.body", name), cx.void_type().fn_type(&tys, false), Some(Linkage::Internal));
-                f.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("alwaysinline"), 0));
-                f.add_attribute(AttributeLoc::Param(3), cx.create_enum_attribute(kind("noalias"), 0));
-                for (k, (_, array)) in ps.iter().enumerate() {
-                    if *array {
-                        f.add_attribute(AttributeLoc::Param(4 + k as u32), cx.create_enum_attribute(kind("noalias"), 0));
-                    }
-                }
-                f
-            }
-        };
-        func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
-        let entry = cx.append_basic_block(func, "entry");
-        let start = cx.append_basic_block(func, "start");
-        let done = cx.append_basic_block(func, "done");
-        let at = cx.create_builder();
-        at.position_at_end(entry);
-        let code_slot = at.build_alloca(cx.i32_type(), "code")?;
-        let br = at.build_unconditional_branch(start)?;
-        at.position_before(&br);
-        let arg = |k: u32| func.get_nth_param(k).expect("the chunk function's parameters");
-        let mut chunk = Chunk { index: arg(0).into_int_value(), lo: arg(1).into_int_value(), hi: arg(2).into_int_value(), pass, chained: None };
-        let (ctx, params_of) = match params {
-            None => (Some((arg(4).into_pointer_value(), at)), IndexMap::new()),
-            Some(ps) => (None, ps.iter().enumerate().map(|(k, (v, _))| (*v, arg(4 + k as u32))).collect()),
-        };
-        let outline = Outline { ctx, params_of, scalars: self.scalars.clone(), params: self.params.clone(), slots: self.slots.clone(), taken: Default::default(), fault: arg(3).into_pointer_value() };
-        // (-g for the body that stays, not for the first one, which only
-        // learns what the body takes.)
-        let debug = if params.is_some() { self.outlined_debug(func, n.span) } else { None };
-        let mut g = Gen::new(cx, self.m, cx.create_builder(), self.f, func, self.opts, code_slot, done, entry, debug);
-        g.labels = n.labels.clone();
-        g.outline = Some(outline);
-        g.b.position_at_end(start);
-        g.at(n.span);
+        let (func, mut g, mut chunk, done) = self.open_chunk(&name, n.span, pass, params)?;
         chunk.chained = chained.map(|c| g.take(c.into(), false).into_int_value());
         let carried = |l: &LoopBody| matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { .. });
         if pass == Pass::Carry {
@@ -1081,7 +1222,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 taken_parts.insert(*key, Partials { bufs, flags, len, on });
             }
             let extent = g.size_expr(&n.root.extent)?;
-            let ends = g.run_nest(n, Some(chunk), &starts, &taken_parts)?;
+            let ends = g.run_nest(n, Some(chunk), &starts, &taken_parts, None)?;
             if let Some(chained) = chunk.chained {
                 // Chunks run in order: the next one starts where this one ends.
                 let (write, rest) = (g.new_block("chain"), g.new_block("chained"));
@@ -1120,20 +1261,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     Pass::Resume => !carried(&e.leaf),
                     Pass::Carry => unreachable!("a carry step runs no loop"),
                 };
-                if !keep {
-                    continue;
-                }
-                for (v, x) in e.vals {
-                    let (slot, t) = tables[&v];
-                    let table = g.take(slot.into(), true).into_pointer_value();
-                    let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[chunk.index], "partial")? };
-                    let m = g.to_mem(x)?;
-                    g.b.build_store(ep, m)?;
-                }
-                if let Some(h) = e.has {
-                    let table = g.take(has[&leaf_key(&e.leaf)].into(), true).into_pointer_value();
-                    let ep = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), table, &[chunk.index], "has")? };
-                    g.b.build_store(ep, g.b.build_int_z_extend(h, cx.i8_type(), "has")?)?;
+                if keep {
+                    g.leave_partial(&e, tables, has, chunk.index)?;
                 }
             }
         }
@@ -1142,6 +1271,84 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         g.b.build_return(None)?;
         let taken = g.outline.take().expect("the chunk's outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
         Ok((func, taken))
+    }
+
+    /// In a chunk function: a state's end as the chunk's partial result, in
+    /// slot `index` of its tables (and whether it holds a value).
+    fn leave_partial(&mut self, e: &End<'ctx>, tables: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, index: IntValue<'ctx>) -> R<()> {
+        for (v, x) in &e.vals {
+            let (slot, t) = tables[v];
+            let table = self.take(slot.into(), true).into_pointer_value();
+            let ep = unsafe { self.b.build_in_bounds_gep(t, table, &[index], "partial")? };
+            let m = self.to_mem(*x)?;
+            self.b.build_store(ep, m)?;
+        }
+        if let Some(h) = e.has {
+            let i8t = self.cx.i8_type();
+            let table = self.take(has[&leaf_key(&e.leaf)].into(), true).into_pointer_value();
+            let ep = unsafe { self.b.build_in_bounds_gep(i8t, table, &[index], "has")? };
+            self.b.build_store(ep, self.b.build_int_z_extend(h, i8t, "has")?)?;
+        }
+        Ok(())
+    }
+
+    /// A chunk function's body being generated (`chunk_body`,
+    /// `rows_body`), named `name`: the function `(index, lo, hi, fault,
+    /// ctx)` — or, given `params`, one parameter per value taken, `noalias`
+    /// for arrays and the fault, always inlined into its wrapper — and a
+    /// generator positioned at its start, taking what it uses of this one.
+    /// Returns the function, the generator, the chunk it runs and the block
+    /// that returns.
+    #[allow(clippy::type_complexity)]
+    fn open_chunk(&mut self, name: &str, span: Span, pass: Pass, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Gen<'a, 'ctx>, Chunk<'ctx>, BasicBlock<'ctx>)> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let ptr = cx.ptr_type(Default::default());
+        let kind = Attribute::get_named_enum_kind_id;
+        let func = match params {
+            None => {
+                let fty = cx.void_type().fn_type(&[i64t.into(), i64t.into(), i64t.into(), ptr.into(), ptr.into()], false);
+                self.m.add_function(&format!("{}.scan", name), fty, Some(Linkage::Internal))
+            }
+            Some(ps) => {
+                let mut tys: Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>> = vec![i64t.into(), i64t.into(), i64t.into(), ptr.into()];
+                tys.extend(ps.iter().map(|(v, _)| inkwell::types::BasicMetadataTypeEnum::from(v.get_type())));
+                let f = self.m.add_function(&format!("{}.body", name), cx.void_type().fn_type(&tys, false), Some(Linkage::Internal));
+                f.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("alwaysinline"), 0));
+                f.add_attribute(AttributeLoc::Param(3), cx.create_enum_attribute(kind("noalias"), 0));
+                for (k, (_, array)) in ps.iter().enumerate() {
+                    if *array {
+                        f.add_attribute(AttributeLoc::Param(4 + k as u32), cx.create_enum_attribute(kind("noalias"), 0));
+                    }
+                }
+                f
+            }
+        };
+        func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
+        let entry = cx.append_basic_block(func, "entry");
+        let start = cx.append_basic_block(func, "start");
+        let done = cx.append_basic_block(func, "done");
+        let at = cx.create_builder();
+        at.position_at_end(entry);
+        let code_slot = at.build_alloca(cx.i32_type(), "code")?;
+        let br = at.build_unconditional_branch(start)?;
+        at.position_before(&br);
+        let arg = |k: u32| func.get_nth_param(k).expect("the chunk function's parameters");
+        let chunk = Chunk { index: arg(0).into_int_value(), lo: arg(1).into_int_value(), hi: arg(2).into_int_value(), pass, chained: None };
+        let (ctx, params_of) = match params {
+            None => (Some((arg(4).into_pointer_value(), at)), IndexMap::new()),
+            Some(ps) => (None, ps.iter().enumerate().map(|(k, (v, _))| (*v, arg(4 + k as u32))).collect()),
+        };
+        let outline = Outline { ctx, params_of, scalars: self.scalars.clone(), params: self.params.clone(), slots: self.slots.clone(), taken: Default::default(), fault: arg(3).into_pointer_value() };
+        // (-g for the body that stays, not for the first one, which only
+        // learns what the body takes.)
+        let debug = if params.is_some() { self.outlined_debug(func, span) } else { None };
+        let mut g = Gen::new(cx, self.m, cx.create_builder(), self.f, func, self.opts, code_slot, done, entry, debug);
+        g.labels = self.labels.clone();
+        g.outline = Some(outline);
+        g.b.position_at_end(start);
+        g.at(span);
+        Ok((func, g, chunk, done))
     }
 
     /// The partial destinations of a nest's scatters, allocated (and their
@@ -1384,10 +1591,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let idv = self.konst(*id);
                     let v = self.splat(idv, *k)?;
                     let mut zv = self.operand(z);
-                    if let (Some(c), Some(None)) = (nx.chunk, l.state()) {
+                    if let Some(c) = nx.chunk.filter(|_| l.state() == Some(nx.chunk_owner)) {
                         // Chunks after the first fold from the identity: the
                         // initial value is in the first chunk's partial result.
-                        // (A fold per row starts every row from it.)
+                        // (A fold per row of a chunk of rows starts every row
+                        // from it.)
                         let first = self.b.build_int_compare(IntPredicate::EQ, c.index, cx.i64_type().const_zero(), "first_chunk")?;
                         zv = self.b.build_select(first, zv, idv, "lane0")?;
                     }
@@ -1582,12 +1790,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.b.position_at_end(done);
             return Ok(());
         }
-        // The positions this loop runs: all, or a chunk's of the root loop.
-        let (lo, hi) = match (outer, nx.chunk) {
-            (None, Some(c)) => (c.lo, c.hi),
+        // The positions this loop runs: all, or a chunk's of the root loop
+        // (or of the loop a row's chunks cut).
+        let (lo, hi) = match nx.chunk {
+            Some(c) if nx.chunked.map_or(outer.is_none(), |j| j == l.index) => (c.lo, c.hi),
             _ => (i64t.const_zero(), extent),
         };
-        if l.unroll > 1 {
+        // A root run row by row takes its few rows one at a time: one call
+        // of the rows' chunk function in the loop, not one per lane.
+        if l.unroll > 1 && !(outer.is_none() && nx.rows.is_some()) {
             let k = l.unroll as u64;
             let kk = i64t.const_int(k, false);
             // Streaming stores are whole aligned vectors: first the positions
@@ -1846,6 +2057,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Body::Leaf(l @ LoopBody::Filter { .. }, _) => self.filter(l, Some(then), pos, elems, nx),
                 _ => unreachable!("loops::verify: When is guarded by a filter"),
             },
+            Body::For(inner) if nx.rows.as_ref().is_some_and(|r| r.j == inner.index) => self.row_chunks(inner, pos, elems, nx),
             Body::For(inner) => {
                 // State this loop owns for the inner one: set before it, read after.
                 let owner = pos.loops.last().map(|(v, _, _)| *v);

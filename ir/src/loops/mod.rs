@@ -28,7 +28,7 @@ mod verify;
 
 pub use parse::parse;
 pub use print::print;
-pub use verify::{block_fallible, parallel_blocker, reorderable, two_pass, verify, CombineOp, StartDependent, TotalsPass};
+pub use verify::{block_fallible, parallel_blocker, reorderable, row_loops, rows_blocker, two_pass, verify, CombineOp, StartDependent, TotalsPass};
 
 use crate::diag::{SourceFile, Span};
 use crate::labelled::{Block, Callee, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};
@@ -345,12 +345,19 @@ pub struct Loop {
     /// Walk positions `i` and `n-1-i` in one trip, so that an array read
     /// forwards and backwards is loaded once (c_tuned/singleLoop.c).
     pub paired: bool,
+    /// In a parallel nest, a loop directly inside the root: when the root
+    /// loop has fewer than this many positions (a matrix of few rows), the
+    /// root runs on the calling thread and this loop runs in chunks in each
+    /// of its iterations, its row-wise folds combining their chunks'
+    /// partial results in index order (`parallel below R`,
+    /// docs/strategy.md "Parallel loops"; `rows_blocker` says when).
+    pub parallel_below: Option<u64>,
     pub body: Body,
 }
 
 impl Loop {
     pub fn new(index: VarId, extent: SizeExpr, body: Body) -> Loop {
-        Loop { index, extent, unroll: 1, paired: false, body }
+        Loop { index, extent, unroll: 1, paired: false, parallel_below: None, body }
     }
 }
 

@@ -674,12 +674,15 @@ impl Parser {
         let index = self.typed()?;
         self.expect("<")?;
         let extent = self.size()?;
-        let (mut unroll, mut paired) = (1, false);
+        let (mut unroll, mut paired, mut parallel_below) = (1, false, None);
         loop {
             if self.eat("unroll") {
-                unroll = self.int()? as u32;
+                unroll = u32::try_from(self.int()?).map_err(|_| "an unroll factor out of range".to_string())?;
             } else if self.eat("paired") {
                 paired = true;
+            } else if self.eat("parallel") {
+                self.expect("below")?;
+                parallel_below = Some(self.int()?);
             } else {
                 break;
             }
@@ -687,7 +690,7 @@ impl Parser {
         self.expect("{")?;
         let body = self.body()?;
         self.expect("}")?;
-        Ok(Loop { index, extent, unroll, paired, body })
+        Ok(Loop { index, extent, unroll, paired, parallel_below, body })
     }
 
     fn nest(&mut self) -> R<LoopNest> {

@@ -249,6 +249,9 @@ impl P<'_> {
         if l.paired {
             sched.push_str(" paired");
         }
+        if let Some(r) = l.parallel_below {
+            let _ = write!(sched, " parallel below {}", r);
+        }
         let head = format!("For {} < {}{} {{", self.typed(l.index), self.size(&l.extent), sched);
         self.line(indent, &head);
         self.body(&l.body, indent + 1);

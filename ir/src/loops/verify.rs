@@ -440,6 +440,7 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, top: bo
                 if let Some(p) = n.parallel {
                     parallel(&f.vars, n, p)?;
                 }
+                rows(&f.vars, n)?;
                 for s in &n.stores {
                     let produced_here = n.root.body.leaves().iter().any(|l| l.array_outs().contains(&s.array))
                         || elements.contains(&s.array);
@@ -494,6 +495,96 @@ fn parallel(vars: &[VarInfo], n: &LoopNest, p: Parallel) -> Result<(), String> {
         (true, false) => Err(format!("cluster {} has partial destinations but no scatter", n.cluster)),
         _ => Ok(()),
     }
+}
+
+/// A loop marked `parallel below R` is the one loop of its nest so marked,
+/// directly inside the root loop and under no filter, in a parallel nest
+/// that runs in one pass with no partial destinations, and `rows_blocker`
+/// finds nothing in it.
+fn rows(vars: &[VarInfo], n: &LoopNest) -> Result<(), String> {
+    let c = n.cluster;
+    let mut marked = vec![];
+    if n.root.parallel_below.is_some() {
+        return Err(format!("cluster {}: the root loop is marked 'parallel below', which names a loop inside it", c));
+    }
+    n.root.body.visit(&mut |b| {
+        if let Body::For(l) = b {
+            if l.parallel_below.is_some() {
+                marked.push(&**l);
+            }
+        }
+    });
+    let Some(j) = marked.first() else { return Ok(()) };
+    let name = |v: VarId| format!("%{}_{}", vars[v.0 as usize].name, v.0);
+    if marked.len() > 1 {
+        return Err(format!("cluster {}: loops {} and {} are both marked 'parallel below'", c, name(marked[0].index), name(marked[1].index)));
+    }
+    if !row_loops(&n.root.body).iter().any(|l| std::ptr::eq(*l, *j)) {
+        return Err(format!("cluster {}: loop {} is marked 'parallel below' but is not directly inside the root loop, under no filter", c, name(j.index)));
+    }
+    match n.parallel {
+        Some(p) if !p.two_pass && !p.partials => {}
+        _ => return Err(format!("cluster {}: loop {} is marked 'parallel below' in a nest that is not parallel in one pass without partial destinations", c, name(j.index))),
+    }
+    if j.parallel_below == Some(0) {
+        return Err(format!("cluster {}: loop {} is marked 'parallel below 0', but no root loop has fewer than 0 positions", c, name(j.index)));
+    }
+    if j.paired {
+        return Err(format!("cluster {}: loop {} is marked 'parallel below' but is paired, and pairs do not split into chunks of a row", c, name(j.index)));
+    }
+    if let Some(why) = rows_blocker(vars, n, j) {
+        return Err(format!("cluster {}: loop {} is marked 'parallel below' {}", c, name(j.index), why));
+    }
+    Ok(())
+}
+
+/// The loops directly inside `b`'s loop that no filter guards: the ones a
+/// root loop may hand its chunking to.
+pub fn row_loops(b: &Body) -> Vec<&Loop> {
+    match b {
+        Body::Leaf(..) | Body::When { .. } => vec![],
+        Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
+            let mut v = row_loops(first);
+            v.extend(row_loops(then));
+            v
+        }
+        Body::For(l) => vec![l],
+    }
+}
+
+/// Why loop `j`, directly inside nest `n`'s root, cannot run in chunks row
+/// by row, if it cannot: chunks of one row combine their partial results
+/// as a nest's chunks do, so every state the root loop owns inside `j`
+/// must be a fold whose operator combines two states; a scan or filter
+/// would need a first pass per row, a scatter or cross partial
+/// destinations, and state the nest owns cannot wait for a row's chunks.
+/// A row's chunks run in functions of their own, so what they read of the
+/// rest of the nest must be in memory.
+pub fn rows_blocker(vars: &[VarInfo], n: &LoopNest, j: &Loop) -> Option<String> {
+    let root = &n.root;
+    let mut made = IndexSet::new();
+    for l in root.body.leaves() {
+        made.extend(l.array_outs());
+    }
+    for l in j.body.leaves() {
+        for o in l.array_outs() {
+            made.shift_remove(&o);
+        }
+    }
+    for l in j.body.leaves() {
+        if let Some(r) = l.reads().iter().find(|r| made.contains(*r) && !n.stored(**r)) {
+            return Some(format!("but '{}' reads %{}_{}, made outside it and not stored", l.name(), vars[r.0 as usize].name, r.0));
+        }
+        match l {
+            LoopBody::Scan { .. } | LoopBody::Filter { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. } => return Some(format!("but holds '{}', which runs in order", l.name())),
+            LoopBody::ManyToOne { state, .. } if *state == Some(root.index) && !combinable(vars, l) => {
+                return Some(format!("but '{}' combines elements of another type into its state", l.name()));
+            }
+            l if l.state() == Some(None) => return Some(format!("but '{}' keeps state for the whole nest", l.name())),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Why a nest cannot run in chunks, if it cannot. Most can: a paired loop
