@@ -312,14 +312,9 @@ impl Cx<'_> {
         for m in members {
             let c = f.node(*m).comb();
             if let (Some(source), Some(index)) = (c.gathered().first(), c.label_index()) {
-                labels.push(loops::GatherIndex {
-                    label: g.gather_label[m],
-                    name: f.node(*m).name.clone(),
-                    index,
-                    order: orders[m.0 as usize],
-                    source: *source,
-                    span: f.node(*m).span,
-                });
+                let order = orders[m.0 as usize];
+                let whole = order >= 2 && matches!(index, loops::LabelIndex::Arrays(_));
+                labels.push(loops::GatherIndex { label: g.gather_label[m], name: f.node(*m).name.clone(), index, order, source: *source, span: f.node(*m).span, whole });
             }
         }
         // The span of the node whose size this is, for a negative-size error.

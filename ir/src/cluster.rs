@@ -102,6 +102,7 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
     let of = c.cluster_of();
     let n = g.len();
     let manifest = c.manifest(f, g);
+    let producers = f.producers();
     let name = |a: usize| f.node(NodeId(a as u32)).name.clone();
     // A constraint between a producer p and a consumer c: o_p = read(c).
     #[derive(Clone, Copy)]
@@ -147,8 +148,13 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
             if *o >= 2 && !node.index_computable() {
                 return Err(format!("'{}' cannot be evaluated at a gather's indices", node.name));
             }
-            if *o >= 2 && !f.label_computable(NodeId(a as u32)) {
+            if *o >= 2 && !f.may_take_label(NodeId(a as u32)) {
                 return Err(format!("'{}' may fail, so it cannot run at a gather's indices only (an element not gathered would skip its error)", node.name));
+            }
+            if *o >= 2 {
+                if let Some(ix) = f.index_arrays_checked(NodeId(a as u32)).into_iter().find(|ix| producers[ix.0 as usize].is_some_and(|p| of[&p] == of[&NodeId(a as u32)])) {
+                    return Err(format!("gather '{}' runs at a gather's indices, so its index array %{} must be in memory before its loop (its whole is checked first), not made in it", node.name, f.var_name(ix)));
+                }
             }
             if *o >= 2 && !edges.iter().any(|(p, _, _)| *p == a) {
                 return Err(format!("'{}' runs at a gather's indices but feeds nothing there", node.name));

@@ -453,6 +453,31 @@ impl Function {
         let node = self.node(n);
         node.index_computable() && !node.element_may_fail(&self.vars)
     }
+    /// Is node `n` a gather whose elements can fail only on an index out of
+    /// range? Run at another gather's indices it computes only the elements
+    /// gathered, but a check of its whole index arrays before its nest
+    /// still finds every error it would raise (papers/002 fuses gathers of
+    /// gathers, simple2) — when those arrays are in memory by then: its
+    /// index edges are not fused (`Function::index_arrays_checked`).
+    pub fn checks_indices_first(&self, n: NodeId) -> bool {
+        let node = self.node(n);
+        node.index_computable() && matches!(node.comb().label_index(), Some(crate::loops::LabelIndex::Arrays(_))) && !crate::loops::block_fallible(&self.vars, &node.lambda().body)
+    }
+    /// May node `n` run at a gather's indices, given what it needs for
+    /// that (`label_computable`, or `checks_indices_first` with its index
+    /// arrays read from memory)?
+    pub fn may_take_label(&self, n: NodeId) -> bool {
+        self.label_computable(n) || self.checks_indices_first(n)
+    }
+    /// The index arrays a node that `checks_indices_first` needs in memory
+    /// before its nest when it runs at another gather's indices (none for
+    /// any other node).
+    pub fn index_arrays_checked(&self, n: NodeId) -> Vec<VarId> {
+        match self.node(n).comb().label_index() {
+            Some(crate::loops::LabelIndex::Arrays(a)) if self.checks_indices_first(n) => a,
+            _ => vec![],
+        }
+    }
     pub fn node_ids(&self) -> impl Iterator<Item = NodeId> {
         (0..self.nodes.len() as u32).map(NodeId)
     }

@@ -287,6 +287,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let msg = format!("{}: negative size", self.f.location(*span));
             self.fail_if(neg, ERR_NEGATIVE_SIZE, &msg, Some(size), None)?;
         }
+        for gi in n.labels.iter().filter(|g| g.whole) {
+            self.check_whole(gi)?;
+        }
         // Arrays without storage yet (intermediates, staged results) get
         // afc's own, now that their room is known.
         for s in &n.stores {
@@ -306,6 +309,52 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.scalars.extend(e.vals);
             }
         }
+        Ok(())
+    }
+
+    /// A gather run at another gather's indices (`checked whole`): its
+    /// whole index arrays checked against its source before the nest, the
+    /// first index out of range in index order (dimension by dimension at
+    /// one position) reported as the gather itself would. A first loop,
+    /// which LLVM vectorises, learns whether any index is out of range;
+    /// only then a second finds the first.
+    fn check_whole(&mut self, gi: &afc_ir::loops::GatherIndex) -> R<()> {
+        let LabelIndex::Arrays(ix) = &gi.index else { return Ok(()) };
+        let (cx, i64t) = (self.cx, self.cx.i64_type());
+        let dims = self.dims(gi.source)?;
+        let data = ix.iter().map(|a| self.array_ptr(*a)).collect::<R<Vec<_>>>()?;
+        let n = self.size(ix[0])?;
+        let index = |g: &mut Self, d: usize, k: IntValue<'ctx>| -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+            let ep = unsafe { g.b.build_in_bounds_gep(i64t, data[d], &[k], "index")? };
+            let x = g.b.build_load(i64t, ep, "index")?.into_int_value();
+            Ok((x, g.b.build_int_compare(IntPredicate::UGE, x, dims[d], "bad")?))
+        };
+        let any = self.entry_alloca(cx.bool_type().into(), "out_of_range")?;
+        self.b.build_store(any, cx.bool_type().const_zero())?;
+        self.counted("check_whole", i64t.const_zero(), n, 1, &mut |g, k| {
+            let mut acc = g.b.build_load(cx.bool_type(), any, "any")?.into_int_value();
+            for d in 0..ix.len() {
+                let (_, bad) = index(g, d, k)?;
+                acc = g.b.build_or(acc, bad, "any")?;
+            }
+            g.b.build_store(any, acc)?;
+            Ok(())
+        })?;
+        let (find, done) = (self.new_block("find_bad_index"), self.new_block("indices_checked"));
+        let found = self.b.build_load(cx.bool_type(), any, "any")?.into_int_value();
+        self.b.build_conditional_branch(found, find, done)?;
+        self.b.position_at_end(find);
+        let at = self.f.location(gi.span).to_string();
+        self.counted("first_bad_index", i64t.const_zero(), n, 1, &mut |g, k| {
+            for d in 0..ix.len() {
+                let (x, bad) = index(g, d, k)?;
+                let dim = if ix.len() > 1 { format!(" (dimension {})", d) } else { String::new() };
+                g.fail_if(bad, ERR_INDEX, &format!("{}: index out of range in gather '{}'{}", at, gi.name, dim), Some(x), Some(dims[d]))?;
+            }
+            Ok(())
+        })?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
         Ok(())
     }
 

@@ -479,6 +479,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
     // read order; only maps, generates and gathers may take a label.
     let gcount = g.gathers() as f64;
     let big = gcount + 2.0;
+    let producers = f.producers();
     let order: Vec<LpVar> = g
         .nodes()
         .map(|a| {
@@ -486,7 +487,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
             let whole = node.outputs().iter().any(|v| g.forced_manifest.contains(v));
             let (lo, hi) = match node.fixed_order() {
                 Some(o) => (o as f64, o as f64),
-                None if f.label_computable(a) && !whole => (0.0, 1.0 + gcount),
+                None if f.may_take_label(a) && !whole => (0.0, 1.0 + gcount),
                 None => (0.0, 1.0),
             };
             lp.var(format!("o_{}", a.0), lo, hi, true)
@@ -515,11 +516,18 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
     }
     // A node runs at a gather's label only to feed a fused consumer there:
     // o_a ≤ 1 + g·(number of its fused out-edges), i.e.
-    // o_a + g·Σ x ≤ 1 + g·|out|.
+    // o_a + g·Σ x ≤ 1 + g·|out|. A gather runs at one only with its index
+    // arrays in memory, checked whole before its nest: o_a ≤ 1 + g·x for
+    // the fusible edge that brings each.
     if gcount > 0.0 {
         for a in g.nodes() {
-            if !f.label_computable(a) {
+            if !f.may_take_label(a) {
                 continue;
+            }
+            for ix in f.index_arrays_checked(a) {
+                if let Some(x) = producers[ix.0 as usize].and_then(|p| fused_edges.get(&(p, a))) {
+                    lp.row(format!("checked_{}_{}", a.0, ix.0), vec![(order[a.0 as usize], 1.0), (*x, -gcount)], f64::NEG_INFINITY, 1.0);
+                }
             }
             let outs: Vec<LpVar> = fused_edges.iter().filter(|((p, _), _)| *p == a).map(|(_, x)| *x).collect();
             let mut terms = vec![(order[a.0 as usize], 1.0)];
@@ -543,7 +551,6 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
     }
 
     // Manifest arrays: written unless every reader is fused with the producer.
-    let producers = f.producers();
     let mut arrays: Vec<VarId> = vec![];
     for node in g.nodes() {
         for o in f.node(node).outputs() {
@@ -560,7 +567,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
         let prod = producers[v.0 as usize].unwrap();
         // An array written to memory is computed whole: its producer runs
         // in order 0 or 1, not at a gather's indices (papers/002 (11)).
-        if gcount > 0.0 && f.label_computable(prod) {
+        if gcount > 0.0 && f.may_take_label(prod) {
             lp.row(format!("whole_{}", v.0), vec![(order[prod.0 as usize], 1.0), (m, gcount)], f64::NEG_INFINITY, 1.0 + gcount);
         }
         for c in g.readers.get(v).into_iter().flatten() {

@@ -112,7 +112,7 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
             let whole = node.outputs().iter().any(|v| g.forced_manifest.contains(v));
             let (lo, hi) = match node.fixed_order() {
                 Some(o) => (o as f64, o as f64),
-                None if f.label_computable(*a) && !whole => (0.0, 1.0 + gcount),
+                None if f.may_take_label(*a) && !whole => (0.0, 1.0 + gcount),
                 None => (0.0, 1.0),
             };
             lp.var(format!("o_{}", a.0), lo, hi, true)
@@ -137,11 +137,18 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
         lp.row(format!("order_lo_{}_{}", a.0, b.0), lo, k, f64::INFINITY);
         lp.row(format!("order_hi_{}_{}", a.0, b.0), hi, f64::NEG_INFINITY, k);
     }
-    // A node runs at a gather's label only to feed a fused consumer there.
+    // A node runs at a gather's label only to feed a fused consumer there;
+    // a gather only with its index arrays from memory (o_a ≤ 1 + g·x).
     if gcount > 0.0 {
+        let producers = f.producers();
         for a in &nodes {
-            if !f.label_computable(*a) {
+            if !f.may_take_label(*a) {
                 continue;
+            }
+            for ix in f.index_arrays_checked(*a) {
+                if let Some(&v) = producers[ix.0 as usize].and_then(|p| x.get(&key(p, *a))) {
+                    lp.row(format!("checked_{}_{}", a.0, ix.0), vec![(order[a.0 as usize], 1.0), (v, -gcount)], f64::NEG_INFINITY, 1.0);
+                }
             }
             let outs: Vec<LpVar> = g.edges().filter(|(p, _, e)| *p == *a && e.is_fusible()).filter_map(|(p, q, _)| x.get(&key(p, q)).copied()).collect();
             let mut terms = vec![(order[a.0 as usize], 1.0)];
@@ -161,7 +168,7 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
     }
     for a in &nodes {
         if let Some(&ca) = c.get(a) {
-            if gcount > 0.0 && f.label_computable(*a) {
+            if gcount > 0.0 && f.may_take_label(*a) {
                 // c_a = 1 (uncontracted) ⇒ o_a ≤ 1. Results are not forced
                 // manifest in this model, so also bound their order.
                 lp.row(format!("whole_{}", a.0), vec![(order[a.0 as usize], 1.0), (ca, gcount)], f64::NEG_INFINITY, 1.0 + gcount);

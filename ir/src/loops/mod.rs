@@ -264,6 +264,11 @@ pub struct GatherIndex {
     pub order: Order,
     pub source: VarId,
     pub span: Span,
+    /// A gather run at another gather's indices (`order` ≥ 2) computes
+    /// only the elements gathered, so the nest first checks its whole index
+    /// arrays against the source (`checked whole`): an index out of range
+    /// at a position nobody gathers is still an error.
+    pub whole: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -748,7 +748,7 @@ impl Parser {
                     self.expect("|")?;
                     let source = self.var()?;
                     self.expect("|")?;
-                    labels.push(GatherIndex { label, name, index: LabelIndex::Transposed, order, source, span: Span::default() });
+                    labels.push(GatherIndex { label, name, index: LabelIndex::Transposed, order, source, span: Span::default(), whole: false });
                     continue;
                 }
                 let index = LabelIndex::Arrays(if self.is("(") { self.vars_in("(", ")")? } else { vec![self.var()?] });
@@ -757,12 +757,13 @@ impl Parser {
                 let name = self.string()?;
                 self.expect(",")?;
                 self.expect("checked")?;
+                let whole = self.eat("whole");
                 self.expect("against")?;
                 self.expect("|")?;
                 let source = self.var()?;
                 self.expect("|")?;
                 let span = self.loc()?;
-                labels.push(GatherIndex { label, name, index, order, source, span });
+                labels.push(GatherIndex { label, name, index, order, source, span, whole });
             } else {
                 break;
             }

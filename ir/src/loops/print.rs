@@ -275,11 +275,12 @@ impl P<'_> {
         for gi in &n.labels {
             let text = match &gi.index {
                 LabelIndex::Arrays(ix) => format!(
-                    "label {} = {}[order {}] of gather {:?}, checked against |{}|{}",
+                    "label {} = {}[order {}] of gather {:?}, checked {}against |{}|{}",
                     gi.label,
                     if ix.len() == 1 { self.var(ix[0]) } else { format!("({})", self.vars(ix)) },
                     gi.order,
                     gi.name,
+                    if gi.whole { "whole " } else { "" },
                     self.var(gi.source),
                     self.loc(gi.span)
                 ),

@@ -441,6 +441,19 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, top: bo
                     parallel(&f.vars, n, p)?;
                 }
                 rows(&f.vars, n)?;
+                // A gather at another gather's indices checks its whole
+                // index arrays before the nest: they must be in memory.
+                for gi in &n.labels {
+                    if let LabelIndex::Arrays(ix) = &gi.index {
+                        if gi.whole != (gi.order >= 2) {
+                            let why = if gi.whole { "but runs in order, where every index is checked as it is read" } else { "but runs at another gather's indices: an index no one gathers would go unchecked" };
+                            return Err(format!("cluster {}: gather '{}' is {}checked whole {}", n.cluster, gi.name, if gi.whole { "" } else { "not " }, why));
+                        }
+                        if let Some(v) = ix.iter().find(|v| gi.whole && !in_memory.contains(*v)) {
+                            return Err(format!("cluster {}: gather '{}' checks its index %{} whole before the nest, but it is not in memory", n.cluster, gi.name, f.var_name(*v)));
+                        }
+                    }
+                }
                 for s in &n.stores {
                     let produced_here = n.root.body.leaves().iter().any(|l| l.array_outs().contains(&s.array))
                         || elements.contains(&s.array);
