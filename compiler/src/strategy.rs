@@ -12,7 +12,8 @@
 //!   loop with such a fold is unrolled by K;
 //! - which loops walk an array and its reverse together (paired);
 //! - which stores stream past the cache (non-temporal), from what size;
-//! - which nests run on all workers, in chunks of what size;
+//! - which nests run on all workers, in chunks of what size, and which
+//!   loop of a matrix's nest takes the chunking when it has few rows;
 //! - where results go: their room is checked as soon as every result's
 //!   room is known, and each is written once, in place (LANGUAGE.md).
 
@@ -327,13 +328,14 @@ const ROWS_BELOW: u64 = 16;
 /// keeps whole rows (chunks would rebracket it).
 fn rows(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {
     let float = |v: &VarId| vars[v.0 as usize].ty.prim().is_float();
-    let root = n.root.clone();
-    let [j] = loops::row_loops(&root.body)[..] else { return };
-    let strict = cfg.strict_fp && j.body.leaves().iter().any(|l| l.state() == Some(Some(root.index)) && l.state_vars().iter().any(float));
-    if j.paired || strict || loops::rows_blocker(vars, n, j).is_some() {
-        return;
-    }
-    let index = j.index;
+    let index = {
+        let [j] = loops::row_loops(&n.root.body)[..] else { return };
+        let strict = cfg.strict_fp && j.body.leaves().iter().any(|l| l.state() == Some(Some(n.root.index)) && l.state_vars().iter().any(float));
+        if j.paired || strict || loops::rows_blocker(vars, n, j).is_some() {
+            return;
+        }
+        j.index
+    };
     n.root.body.visit_mut(&mut |b| {
         if let Body::For(l) = b {
             if l.index == index {

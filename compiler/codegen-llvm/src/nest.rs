@@ -358,23 +358,27 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
-    /// The loops of a nest — all of them, or in a chunk function the
-    /// positions `lo..hi` of the root loop, carried states resuming from
-    /// `starts` in a second pass — and the ends of the state the nest owns.
-    fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>, starts: &Tables<'ctx>, parts: &ScatterParts<'ctx>, rows: Option<Rows>) -> R<Vec<End<'ctx>>> {
-        let extent = self.size_expr(&n.root.extent)?;
-        let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
-        // Base pointers of everything the nest streams, reads or stores.
+    /// Base pointers of everything `leaves` stream, read or store.
+    fn base_pointers(&mut self, leaves: &[LoopBody], stores: &[afc_ir::loops::Store]) -> R<IndexMap<VarId, PointerValue<'ctx>>> {
         let mut base: IndexMap<VarId, PointerValue<'ctx>> = IndexMap::new();
-        let stored = n.store_arrays();
-        for l in &leaves {
-            for v in l.reads().iter().chain(stored.iter()).chain(&l.memory_reads()) {
+        for l in leaves {
+            for v in l.reads().iter().chain(stores.iter().map(|s| &s.array)).chain(&l.memory_reads()) {
                 if self.has_storage(*v) && !base.contains_key(v) {
                     let p = self.array_ptr(*v)?;
                     base.insert(*v, p);
                 }
             }
         }
+        Ok(base)
+    }
+
+    /// The loops of a nest — all of them, or in a chunk function the
+    /// positions `lo..hi` of the root loop, carried states resuming from
+    /// `starts` in a second pass — and the ends of the state the nest owns.
+    fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>, starts: &Tables<'ctx>, parts: &ScatterParts<'ctx>, rows: Option<Rows>) -> R<Vec<End<'ctx>>> {
+        let extent = self.size_expr(&n.root.extent)?;
+        let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
+        let base = self.base_pointers(&leaves, &n.stores)?;
         // A scatter starts from a copy of its destination (made once, by
         // the caller, for a parallel nest's chunks).
         if chunk.is_none() {
@@ -472,11 +476,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
-    /// How the nest-owned states of a chunk start, past `init_states`:
-    /// folds other than lanes start empty in every chunk but the first (it
-    /// has the initial value), and so do a first pass's scans; a second
-    /// pass's scans and filters resume from `starts` at the chunk's entry,
-    /// a filter up to the next entry.
+    /// How the states a chunk leaves partial results of (`owned`: the
+    /// nest's, or a row's) start, past `init_states`: folds other than
+    /// lanes start empty in every chunk but the first (it has the initial
+    /// value), and so do a first pass's scans; a second pass's scans and
+    /// filters resume from `starts` at the chunk's entry, a filter up to
+    /// the next entry.
     fn chunk_states(&mut self, c: Chunk<'ctx>, owned: &[LoopBody], starts: &Tables<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
         let cx = self.cx;
         let i64t = cx.i64_type();
@@ -650,15 +655,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             mirrored: None,
             limit: None,
         };
-        let mut base: IndexMap<VarId, PointerValue<'ctx>> = IndexMap::new();
-        for l in j.body.leaves() {
-            for v in l.reads().iter().chain(stores.iter().map(|s| &s.array)).chain(&l.memory_reads()) {
-                if g.has_storage(*v) && !base.contains_key(v) {
-                    let p = g.array_ptr(*v)?;
-                    base.insert(*v, p);
-                }
-            }
-        }
+        let leaves: Vec<LoopBody> = j.body.leaves().into_iter().cloned().collect();
+        let base = g.base_pointers(&leaves, stores)?;
         let mut nx = NestCx::new(base, stores.to_vec(), Some(chunk));
         nx.chunked = Some(j.index);
         nx.chunk_owner = pos.loops.last().map(|(v, _, _)| *v);
