@@ -228,7 +228,9 @@ fn uses_libm(b: &afc_ir::labelled::Block) -> bool {
 /// cache go out with streaming stores: they skip reading each line before
 /// writing it, and do not evict the inputs. Only simple nests qualify: one
 /// loop, every element produced in order at the loop's own rate (a
-/// filter's cursor writes one line many times), little work per element
+/// filter's cursor writes one line many times; leaves at a gather's label
+/// do not count: what is stored is computed whole, at order 0, papers/002
+/// (11)), little work per element
 /// (a compute-bound loop gains nothing, and its loop vectoriser must stay
 /// free). The loop is unrolled to whole vectors of every stored type; the
 /// back end peels to alignment and falls back to normal stores when the
@@ -242,7 +244,7 @@ fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelle
     let mut simple = true;
     n.root.body.visit(&mut |b| match b {
         Body::Leaf(l, o) => {
-            if *o != 0 || matches!(l, LoopBody::Scatter { .. } | LoopBody::Cross { .. } | LoopBody::Filter { .. } | LoopBody::Scan { .. }) {
+            if *o == 1 || matches!(l, LoopBody::Scatter { .. } | LoopBody::Cross { .. } | LoopBody::Filter { .. } | LoopBody::Scan { .. }) {
                 simple = false;
             }
             if let LoopBody::ManyToOne { acc: Accumulate::Lanes(_) | Accumulate::Tree(_), results, .. } = l {
