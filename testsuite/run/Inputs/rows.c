@@ -1,4 +1,4 @@
-/* Driver of run/rows.acc: every function on matrices of 1, 2, 3, 15, 16
+/* Driver of run/rows.acc: every function on matrices of 0, 1, 2, 3, 15, 16
  * and 17 rows whose rows have lengths around the chunk boundaries (chunks
  * of 1000 positions, 1/256 of the row beyond 256000), on 1, 2, 3 and 8
  * workers; SMALL=1 (under valgrind) stops at rows of 3000. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int64_t nrows[] = {1, 2, 3, 15, 16, 17};
+static const int64_t nrows[] = {0, 1, 2, 3, 15, 16, 17};
 static const int64_t ncols[] = {0, 1, 999, 1000, 1001, 2047, 256000, 256001};
 #define NR (int)(sizeof nrows / sizeof nrows[0])
 #define NC (int)(sizeof ncols / sizeof ncols[0])
