@@ -235,15 +235,30 @@ fn is_stdio(p: &Path) -> bool {
     p.as_os_str() == "-"
 }
 
-/// The source text and the name diagnostics give it.
-fn read_input(path: &Path) -> Result<(String, String), i32> {
-    if is_stdio(path) {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map_err(|e| fail(&format!("cannot read standard input: {}", e)))?;
-        return Ok(("<stdin>".into(), text));
+/// The source text and the name diagnostics give it. Text that is not
+/// UTF-8 is an error at its first bad byte, shown in its line.
+fn read_input(cli: &Cli) -> Result<(String, String), i32> {
+    let path = &cli.file;
+    let (name, bytes) = if is_stdio(path) {
+        let mut bytes = vec![];
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map_err(|e| fail(&format!("cannot read standard input: {}", e)))?;
+        ("<stdin>".to_string(), bytes)
+    } else {
+        (path.display().to_string(), std::fs::read(path).map_err(|e| fail(&format!("cannot read {}: {}", path.display(), e)))?)
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((name, text)),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let byte = e.as_bytes()[at];
+            // The lossy text keeps the valid prefix byte for byte, so the
+            // offset points at the first replacement character.
+            let file = SourceFile::new(name, String::from_utf8_lossy(e.as_bytes()).into_owned());
+            let d = afc_ir::diag::Diagnostic::error(afc_ir::diag::Span::new(at, at + char::REPLACEMENT_CHARACTER.len_utf8()), format!("the source is not UTF-8: byte 0x{:02x} here", byte));
+            report(cli, &[d], &file);
+            Err(1)
+        }
     }
-    let text = std::fs::read_to_string(path).map_err(|e| fail(&format!("cannot read {}: {}", path.display(), e)))?;
-    Ok((path.display().to_string(), text))
 }
 
 fn run(cli: &Cli) -> Result<(), i32> {
@@ -260,7 +275,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
         eprintln!("afc: error: {}", e);
         2
     })?;
-    let (name, text) = read_input(&cli.file)?;
+    let (name, text) = read_input(cli)?;
     if cli.file.extension().map(|e| e == "lir").unwrap_or(false) {
         return run_loop_ir(cli, &text, &copts);
     }

@@ -41,7 +41,10 @@ impl SourceFile {
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
-        let offset = (offset as usize).min(self.text.len());
+        let mut offset = (offset as usize).min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
         let col = self.text[start..offset].chars().count() + 1;
@@ -121,6 +124,9 @@ impl Diagnostic {
     }
 }
 
+/// Source lines longer than this are shown as a window around the span.
+const SNIPPET_CHARS: usize = 160;
+
 fn render_snippet(out: &mut String, file: &SourceFile, span: Span, label: Option<&str>) {
     if file.text.is_empty() {
         return;
@@ -128,9 +134,21 @@ fn render_snippet(out: &mut String, file: &SourceFile, span: Span, label: Option
     let (line, col) = file.line_col(span.start);
     let text = file.line_text(line);
     let (end_line, end_col) = file.line_col(span.end.max(span.start));
-    let width = if end_line == line { end_col.saturating_sub(col).max(1) } else { text.chars().count().saturating_sub(col - 1).max(1) };
+    let len = text.chars().count();
+    let mut width = if end_line == line { end_col.saturating_sub(col).max(1) } else { len.saturating_sub(col - 1).max(1) };
+    // A long line (a generated program's) is shown around the span only.
+    let (mut shown, mut col) = (text.replace('\t', " "), col);
+    if len > SNIPPET_CHARS {
+        let from = (col - 1).saturating_sub(SNIPPET_CHARS / 4).min(len - SNIPPET_CHARS);
+        let to = from + SNIPPET_CHARS;
+        let cut: String = shown.chars().skip(from).take(SNIPPET_CHARS).collect();
+        let (pre, post) = (if from > 0 { "…" } else { "" }, if to < len { "…" } else { "" });
+        shown = format!("{}{}{}", pre, cut, post);
+        col = col - from + pre.chars().count();
+        width = width.min(to + 1 + pre.chars().count() - from - col).max(1);
+    }
     let gutter = format!("{}", line);
-    let _ = writeln!(out, "{} | {}", gutter, text.replace('\t', " "));
+    let _ = writeln!(out, "{} | {}", gutter, shown);
     let _ = writeln!(
         out,
         "{} | {}{}{}",
@@ -192,6 +210,35 @@ mod tests {
         let f = SourceFile::new("a.acc", "fn f() -> i64 {\n  1 + true\n}\n");
         let d = Diagnostic::error(Span::new(22, 26), "mismatched types");
         assert_eq!(d.render(&f), "a.acc:2:7: error: mismatched types\n2 |   1 + true\n  |       ^^^^\n");
+    }
+
+    #[test]
+    fn long_lines_show_a_window_around_the_span() {
+        let line = format!("let a = {}bad{};", "x + ".repeat(100), " + y".repeat(100));
+        let f = SourceFile::new("a.acc", line.clone());
+        let at = line.find("bad").unwrap();
+        let d = Diagnostic::error(Span::new(at, at + 3), "unknown");
+        let out = d.render(&f);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], format!("a.acc:1:{}: error: unknown", at + 1));
+        assert!(lines[1].starts_with("1 | …") && lines[1].ends_with('…'), "{}", lines[1]);
+        assert_eq!(lines[1].chars().count(), "1 | ".len() + SNIPPET_CHARS + 2);
+        // The caret is under `bad`, however the line was cut.
+        let caret = lines[2].find('^').unwrap();
+        assert_eq!(lines[1].chars().skip(caret).take(3).collect::<String>(), "bad");
+        assert_eq!(lines[2].trim_end().len() - caret, 3);
+        // At the line's end the window ends there too.
+        let end = line.len() - 1;
+        let out = Diagnostic::error(Span::new(end, end + 1), "x").render(&f);
+        assert!(out.lines().nth(1).unwrap().ends_with(" + y;"), "{}", out);
+        assert!(out.lines().nth(2).unwrap().ends_with('^'));
+    }
+
+    #[test]
+    fn spans_inside_a_character_do_not_panic() {
+        let f = SourceFile::new("a.acc", "x = \u{fffd}1");
+        let d = Diagnostic::error(Span::new(5, 6), "bad");
+        assert!(d.render(&f).starts_with("a.acc:1:5: error: bad"));
     }
 
     #[test]
