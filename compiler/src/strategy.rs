@@ -262,7 +262,7 @@ fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelle
     let bytes: u64 = n.stores.iter().map(|s| vars[s.array.0 as usize].ty.prim().bytes()).sum();
     let widest = n.stores.iter().map(|s| (cfg.cpu.vector_bits / 8 / vars[s.array.0 as usize].ty.prim().bytes() as u32).max(1)).max().unwrap_or(1);
     let mut unroll = n.root.unroll.max(1);
-    while unroll % widest != 0 {
+    while !unroll.is_multiple_of(widest) {
         unroll *= 2;
     }
     if unroll > MAX_UNROLL {
@@ -505,11 +505,7 @@ fn chooses(op: &afc_ir::labelled::Lambda) -> bool {
 fn unguarded_safe(f: &Function, b: &Body) -> bool {
     let mut ok = true;
     b.visit(&mut |x| match x {
-        Body::Leaf(l, _) => {
-            if matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. }) || l.lambda().map(|lam| loops::block_fallible(&f.vars, &lam.body)).unwrap_or(false) {
-                ok = false;
-            }
-        }
+        Body::Leaf(l, _) if matches!(l, LoopBody::Gather { .. } | LoopBody::Scatter { .. } | LoopBody::Cross { .. }) || l.lambda().is_some_and(|lam| loops::block_fallible(&f.vars, &lam.body)) => ok = false,
         Body::For(_) => ok = false,
         _ => {}
     });

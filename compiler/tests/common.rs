@@ -23,17 +23,17 @@ pub fn compile(src: &str, mode: FusionMode) -> Stages {
 pub struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545F4914F6CDD1D)
     }
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.next_u64() % n as u64) as usize
     }
     pub fn chance(&mut self, p: f64) -> bool {
-        (self.next() % 1_000_000) as f64 / 1e6 < p
+        (self.next_u64() % 1_000_000) as f64 / 1e6 < p
     }
 }
 
@@ -93,7 +93,7 @@ pub fn random_program(rng: &mut Rng, n: usize) -> String {
                 classes[c].push(name.clone());
                 made.push(name);
             }
-            0 | 1 | 2 => {
+            0..=2 => {
                 let k = 1 + rng.below(3.min(arrays.len()));
                 let mut ins = vec![];
                 for _ in 0..k {

@@ -14,7 +14,7 @@ pub fn classify(f: &Function) -> (Vec<ParamPass>, Vec<ParamPass>) {
         .iter()
         .map(|Leaf { value, .. }| {
             let Operand::Var(v) = value else { unreachable!("parameters are variables") };
-            f.var(*v).ty.clone()
+            f.var(*v).ty
         })
         .collect();
     classify_types(&tys, f.results.len())

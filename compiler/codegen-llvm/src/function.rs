@@ -170,7 +170,7 @@ pub fn keep_vector_variants<'ctx>(cx: &'ctx Context, m: &Module<'ctx>) {
 pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Options, dib: Option<&DebugInfoBuilder<'ctx>>) -> R<()> {
     let (ins, outs) = classify(f);
     let ptr = cx.ptr_type(Default::default());
-    let tys: Vec<VarTy> = f.params.iter().map(|l| if let Operand::Var(v) = l.value { f.var(v).ty.clone() } else { unreachable!() }).collect();
+    let tys: Vec<VarTy> = f.params.iter().map(|l| if let Operand::Var(v) = l.value { f.var(v).ty } else { unreachable!() }).collect();
     let fn_ty = c_fn_type(cx, &tys, &ins, outs.len());
     // A recursive function may have been declared by a caller emitted first.
     let func = match m.get_function(&f.name) {
@@ -778,7 +778,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(v)
     }
 
-    fn from_mem(&self, v: BasicValueEnum<'ctx>, p: Prim) -> R<BasicValueEnum<'ctx>> {
+    fn value_of_mem(&self, v: BasicValueEnum<'ctx>, p: Prim) -> R<BasicValueEnum<'ctx>> {
         if p == Prim::Bool {
             let z = self.cx.i8_type().const_zero();
             return Ok(self.b.build_int_compare(IntPredicate::NE, v.into_int_value(), z, "b")?.into());
@@ -894,7 +894,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 let t = mem_ty(self.cx, p);
                 let ep = unsafe { self.b.build_in_bounds_gep(t, base, &[i], "elt")? };
                 let v = self.b.build_load(t, ep, name)?;
-                self.from_mem(v, p)?
+                self.value_of_mem(v, p)?
             }
             Rhs::Length(a, d) => self.dims(*a)?[*d as usize].into(),
             Rhs::SizeProduct(a, c) => {
@@ -1177,7 +1177,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let t = mem_ty(self.cx, p);
         let ep = unsafe { self.b.build_in_bounds_gep(t, base, &[k], "at")? };
         let x = self.b.build_load(t, ep, &format!("{}.elt", self.name(v)))?;
-        self.from_mem(x, p)
+        self.value_of_mem(x, p)
     }
 
     /// An extern call with the export ABI: the arguments as an export
@@ -1193,7 +1193,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             .args
             .iter()
             .map(|a| match a {
-                Operand::Var(v) => self.f.var(*v).ty.clone(),
+                Operand::Var(v) => self.f.var(*v).ty,
                 Operand::Const(k) => VarTy::Scalar(k.prim()),
             })
             .collect();
@@ -1323,7 +1323,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             if !self.f.var(*o).ty.is_array() {
                 let p = self.f.var(*o).ty.prim();
                 let v = self.b.build_load(mem_ty(cx, p), *slot, &self.name(*o))?;
-                let v = self.from_mem(v, p)?;
+                let v = self.value_of_mem(v, p)?;
                 self.scalars.insert(*o, v);
             }
         }

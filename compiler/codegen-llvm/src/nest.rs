@@ -129,6 +129,9 @@ impl<'ctx> NestCx<'ctx> {
     }
 }
 
+/// A fold's step: the new state from the state and the elements.
+type Step<'a, 'ctx, G> = dyn FnMut(&mut G, &[BasicValueEnum<'ctx>]) -> R<Vec<BasicValueEnum<'ctx>>> + 'a;
+
 /// A compressing filter's lanes in a trip: each lane's predicate and element.
 type CompressLanes<'ctx> = Vec<(IntValue<'ctx>, Vec<BasicValueEnum<'ctx>>)>;
 
@@ -346,10 +349,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.b.position_at_end(find);
         let at = self.f.location(gi.span).to_string();
         self.counted("first_bad_index", i64t.const_zero(), n, 1, &mut |g, k| {
-            for d in 0..ix.len() {
+            for (d, extent) in dims.iter().enumerate().take(ix.len()) {
                 let (x, bad) = index(g, d, k)?;
                 let dim = if ix.len() > 1 { format!(" (dimension {})", d) } else { String::new() };
-                g.fail_if(bad, ERR_INDEX, &format!("{}: index out of range in gather '{}'{}", at, gi.name, dim), Some(x), Some(dims[d]))?;
+                g.fail_if(bad, ERR_INDEX, &format!("{}: index out of range in gather '{}'{}", at, gi.name, dim), Some(x), Some(*extent))?;
             }
             Ok(())
         })?;
@@ -490,7 +493,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let (table, t) = starts[&v];
             let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[k], "start")? };
             let x = g.b.build_load(t, ep, "start")?;
-            g.from_mem(x, g.f.var(v).ty.prim())
+            g.value_of_mem(x, g.f.var(v).ty.prim())
         };
         for l in owned {
             let key = leaf_key(l);
@@ -780,7 +783,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.b.position_at_end(report);
             let field = |g: &mut Self, k: u64, t: BasicTypeEnum<'ctx>| -> R<BasicValueEnum<'ctx>> {
                 let p = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), fault, &[i64t.const_int(k, false)], "fault")? };
-                Ok(g.b.build_load(t, p, "fault")?)
+                g.b.build_load(t, p, "fault")
             };
             let args = [field(self, 0, cx.i32_type().into())?, field(self, 8, cx.ptr_type(Default::default()).into())?, field(self, 16, i64t.into())?, field(self, 24, i64t.into())?];
             let args: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
@@ -832,7 +835,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let prim = self.f.var(*r).ty.prim();
             let acc = self.entry_alloca(reg_ty(cx, prim), &format!("{}.acc", self.name(*r)))?;
             let p0 = self.b.build_load(t, slot, "partial")?;
-            let p0 = self.from_mem(p0, prim)?;
+            let p0 = self.value_of_mem(p0, prim)?;
             let z = self.operand(z);
             let v = self.b.build_select(positive, p0, z, "acc")?;
             self.b.build_store(acc, v)?;
@@ -857,7 +860,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             for (_, slot, t, prim) in &accs {
                 let ep = unsafe { g.b.build_in_bounds_gep(*t, *slot, &[c], "partial")? };
                 let p = g.b.build_load(*t, ep, "partial")?;
-                args.push(g.from_mem(p, *prim)?);
+                args.push(g.value_of_mem(p, *prim)?);
             }
             let sum = g.lambda(op, &args)?;
             for ((acc, ..), x) in accs.iter().zip(sum) {
@@ -1029,7 +1032,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                             let (slot, t) = tables[v];
                             let ep = unsafe { g.b.build_in_bounds_gep(t, slot, &[c], "total")? };
                             let x = g.b.build_load(t, ep, "total")?;
-                            total.push(g.from_mem(x, *p)?);
+                            total.push(g.value_of_mem(x, *p)?);
                             let now = g.b.build_load(reg_ty(g.cx, *p), *r, "running")?;
                             cur.push(now);
                             let start = g.b.build_select(is_first, *z, now, "start")?;
@@ -1078,7 +1081,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let table = g.take(slot.into(), true).into_pointer_value();
             let ep = unsafe { g.b.build_in_bounds_gep(t, table, &[k], "entry")? };
             let x = g.b.build_load(t, ep, "entry")?;
-            g.from_mem(x, g.f.var(v).ty.prim())
+            g.value_of_mem(x, g.f.var(v).ty.prim())
         };
         let store = |g: &mut Self, v: VarId, x: BasicValueEnum<'ctx>| -> R<()> {
             let (slot, t) = starts[&v];
@@ -1518,7 +1521,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                         dests.push(unsafe { g.b.build_in_bounds_gep(t, *base, &[k], "dest")? });
                         let pp = unsafe { g.b.build_in_bounds_gep(t, *buf, &[at], "partial")? };
                         let y = g.b.build_load(t, pp, "partial")?;
-                        partial.push(g.from_mem(y, prim)?);
+                        partial.push(g.value_of_mem(y, prim)?);
                     }
                     g.combine_in_place(op, outs, &dests, partial)?;
                     g.b.build_unconditional_branch(next)?;
@@ -1541,7 +1544,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// Whether this call runs on one worker (`afc_get_num_threads`).
     fn one_worker(&mut self) -> R<IntValue<'ctx>> {
         let threads = self.b.build_call(self.runtime_fn("afc_get_num_threads"), &[], "threads")?.try_as_basic_value().basic().expect("afc_get_num_threads returns a count").into_int_value();
-        Ok(self.b.build_int_compare(IntPredicate::SLE, threads, self.cx.i32_type().const_int(1, false), "one_worker")?)
+        self.b.build_int_compare(IntPredicate::SLE, threads, self.cx.i32_type().const_int(1, false), "one_worker")
     }
 
     /// `out[k] = op(out[k], vals)` for each output, through `ptrs`: a
@@ -1551,7 +1554,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         for (out, ep) in outs.iter().zip(ptrs) {
             let p = self.f.var(*out).ty.prim();
             let old = self.b.build_load(mem_ty(self.cx, p), *ep, "old")?;
-            args.push(self.from_mem(old, p)?);
+            args.push(self.value_of_mem(old, p)?);
         }
         args.extend(vals);
         for (ep, v) in ptrs.iter().zip(self.lambda(op, &args)?) {
@@ -1566,7 +1569,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let q = self.b.build_int_signed_div(a, b, "q")?;
         let r = self.b.build_int_signed_rem(a, b, "r")?;
         let up = self.b.build_int_compare(IntPredicate::SGT, r, i64t.const_zero(), "up")?;
-        Ok(self.b.build_int_add(q, self.b.build_int_z_extend(up, i64t, "up")?, "ceil")?)
+        self.b.build_int_add(q, self.b.build_int_z_extend(up, i64t, "up")?, "ceil")
     }
 
     fn max(&mut self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
@@ -1965,7 +1968,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// is, the element `xs` becomes the state and `step` (the operator on
     /// the state and the element) is not run — it may fail on a value that
     /// is not there. Under a `mask` only a kept element counts.
-    fn fresh_or(&mut self, key: VarId, slots: &[PointerValue<'ctx>], xs: &[BasicValueEnum<'ctx>], mask: Option<IntValue<'ctx>>, nx: &NestCx<'ctx>, step: &mut dyn FnMut(&mut Self, &[BasicValueEnum<'ctx>]) -> R<Vec<BasicValueEnum<'ctx>>>) -> R<()> {
+    fn fresh_or(&mut self, key: VarId, slots: &[PointerValue<'ctx>], xs: &[BasicValueEnum<'ctx>], mask: Option<IntValue<'ctx>>, nx: &NestCx<'ctx>, step: &mut Step<'_, 'ctx, Self>) -> R<()> {
         let h = nx.fresh[&key];
         let has = self.b.build_load(self.cx.bool_type(), h, "has")?.into_int_value();
         let (go, first, join) = (self.new_block("step"), self.new_block("first"), self.new_block("stepped"));
@@ -2574,7 +2577,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     fn stream_width(&self, v: VarId, unroll: u32) -> u32 {
         let bytes = self.f.var(v).ty.prim().bytes() as u32;
         let mut w = (crate::vector_bits(self.opts) / 8 / bytes).max(1);
-        while unroll % w != 0 {
+        while !unroll.is_multiple_of(w) {
             w /= 2;
         }
         w

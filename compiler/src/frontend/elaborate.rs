@@ -14,6 +14,9 @@ use indexmap::IndexMap;
 use std::collections::HashSet;
 
 type R<T> = Result<T, Diagnostic>;
+/// What a branch of a choice elaborates to: its items, its nodes, the sizes
+/// its `zip`s equate, its value.
+type Branch = (Vec<Item>, Vec<Node>, Vec<(Vec<VarId>, Span)>, Val);
 
 /// The combinators this compiler turns into nodes.
 const COMBINATORS: &[&str] =
@@ -694,7 +697,7 @@ impl<'a> Elab<'a> {
 
     /// One branch of a choice, elaborated on its own: its items, the nodes
     /// it made (numbered from 0), the sizes its `zip`s equate, its value.
-    fn branch(&mut self, f: &mut dyn FnMut(&mut Self) -> R<Val>) -> R<(Vec<Item>, Vec<Node>, Vec<(Vec<VarId>, Span)>, Val)> {
+    fn branch(&mut self, f: &mut dyn FnMut(&mut Self) -> R<Val>) -> R<Branch> {
         self.targets.push(Target::Top(vec![]));
         let (nodes_before, same_before) = (self.nodes.len(), self.same_size.len());
         let v = f(self);

@@ -113,7 +113,7 @@ fn lex(text: &str) -> Result<Vec<Token>, String> {
         // printer writes binary minus with spaces around it).
         let rest = |k: usize| text.get(k..).unwrap_or("");
         let special = |t: &str| (t.starts_with("inf") || t.starts_with("NaN")) && !t[3..].starts_with(|ch: char| ch.is_ascii_alphanumeric() && ch != 'f');
-        let neg = c == b'-' && (b.get(i + 1).map_or(false, |d| d.is_ascii_digit()) || special(rest(i + 1)));
+        let neg = c == b'-' && (b.get(i + 1).is_some_and(|d| d.is_ascii_digit()) || special(rest(i + 1)));
         if c.is_ascii_digit() || neg || special(rest(i)) {
             let s = i;
             if neg {

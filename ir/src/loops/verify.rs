@@ -232,7 +232,8 @@ impl V<'_> {
         }
         // (A gather's or a transpose's source may also be computed at the
         // position it reads.)
-        if let Some(v) = leaf.memory_reads().iter().find(|v| !self.in_memory.contains(*v) && !(matches!(leaf, LoopBody::Gather { .. } | LoopBody::Transpose { .. }) && elements.contains(*v))) {
+        let computed_source = matches!(leaf, LoopBody::Gather { .. } | LoopBody::Transpose { .. });
+        if let Some(v) = leaf.memory_reads().iter().find(|v| !self.in_memory.contains(*v) && (!computed_source || !elements.contains(*v))) {
             return Err(format!("cluster {}: '{}' reads {} at computed positions but it is not in memory", c, name, self.name(*v)));
         }
         if order >= 2 && !self.nest.labels.iter().any(|g| g.label == order) {
@@ -272,8 +273,8 @@ impl V<'_> {
                 if matches!(acc, Accumulate::Lanes(_)) && reorderable(op, &prim).is_none() {
                     return Err(format!("cluster {}: '{}' has independent accumulators, but its operator may not be reordered (LANGUAGE.md: only the built-in commutative operators)", c, name));
                 }
-                if matches!(acc, Accumulate::Tree(_)) && guard.is_some() {
-                    return Err(format!("cluster {}: '{}' combines groups as trees under filter '{}', whose skipped elements have no identity to stand for them", c, name, guard.unwrap().0.name()));
+                if let (Accumulate::Tree(_), Some((g, _))) = (acc, guard) {
+                    return Err(format!("cluster {}: '{}' combines groups as trees under filter '{}', whose skipped elements have no identity to stand for them", c, name, g.name()));
                 }
                 let _ = results;
             }
