@@ -408,7 +408,7 @@ fn back_end(cli: &Cli, loops: &afc_ir::loops::Program, copts: &afc_codegen_llvm:
             (None, _) if is_stdio(&cli.file) => return Err(fail("the source is standard input: name the object file with -o (`-o -` writes it to standard output)")),
             (None, _) => cli.file.with_extension("o"),
         };
-        write_output(&path, obj)?;
+        write_output(cli, &path, obj)?;
     }
     Ok(())
 }
@@ -416,18 +416,31 @@ fn back_end(cli: &Cli, loops: &afc_ir::loops::Program, copts: &afc_codegen_llvm:
 /// Writes the text outputs to `-o` or standard output.
 fn finish(cli: &Cli, text_out: &str) -> Result<(), i32> {
     if !text_out.is_empty() {
-        write_output(cli.output.as_deref().unwrap_or(Path::new("-")), text_out.as_bytes())?;
+        write_output(cli, cli.output.as_deref().unwrap_or(Path::new("-")), text_out.as_bytes())?;
     }
     Ok(())
 }
 
-/// Writes an output: `-` to standard output, a file atomically.
-fn write_output(path: &Path, bytes: &[u8]) -> Result<(), i32> {
+/// Writes an output: `-` to standard output, a file atomically; never
+/// over the source file (as `cc -c a.c -o a.c` refuses to).
+fn write_output(cli: &Cli, path: &Path, bytes: &[u8]) -> Result<(), i32> {
     if is_stdio(path) {
         let mut so = std::io::stdout().lock();
         return so.write_all(bytes).and_then(|_| so.flush()).map_err(|e| fail(&format!("cannot write to standard output: {}", e)));
     }
+    if !is_stdio(&cli.file) && same_file(path, &cli.file) {
+        return Err(fail(&format!("the output {} is the source file: name another with -o", path.display())));
+    }
     write_atomically(path, bytes).map_err(|e| fail(&format!("cannot write {}: {}", path.display(), e)))
+}
+
+/// Whether two paths name one existing file (links and `./` included).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
 }
 
 /// Writes through a temporary file in the same folder, renamed into place,
