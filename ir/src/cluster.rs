@@ -7,6 +7,8 @@ use crate::graph::{DepGraph, EdgeKind};
 use crate::labelled::{Function, NodeId, VarId};
 use indexmap::IndexSet;
 use std::fmt::Write;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clustering {
@@ -181,8 +183,10 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
     }
     // Propagates a value through the fused edges; an inconsistency is
     // reported by `check` at the end.
-    let assign = |order: &mut Vec<Option<u32>>, s: usize, v: u32| {
+    // Returns the nodes it set.
+    let assign = |order: &mut Vec<Option<u32>>, s: usize, v: u32| -> Vec<usize> {
         order[s] = Some(v);
+        let mut set = vec![s];
         let mut stack = vec![s];
         while let Some(x) = stack.pop() {
             let ox = order[x].unwrap();
@@ -207,9 +211,11 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
                 if let (None, Some(v)) = (order[other], val) {
                     order[other] = Some(v);
                     stack.push(other);
+                    set.push(other);
                 }
             }
         }
+        set
     };
     // Gather sources first (their label is forced), then required orders.
     for &(p, _, r) in &edges {
@@ -232,35 +238,48 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
         let o = order[a]?;
         Some(if f.node(NodeId(a as u32)).flips_order() { 1 - o.min(1) } else { o })
     };
-    // (The sibling pairs inside one cluster, in the graph's order: the scan
-    // below restarts after every assignment.)
+    // The sibling pairs inside one cluster, in the graph's order. The first
+    // pair (in that order) with one node's order known decides the other's;
+    // then the first again. A pair can only become that first pair when one
+    // of its nodes is set, so a heap of the pairs touched since they were
+    // last looked at finds it without rescanning them all.
     let together: Vec<(NodeId, NodeId, &Vec<VarId>)> = g.siblings().iter().filter(|((a, b), _)| of[a] == of[b]).map(|(&(a, b), xs)| (a, b, xs)).collect();
-    // Orders are only ever set, so the first node without one only moves on.
-    let mut first_unset = 0;
-    loop {
-        let mut next = None;
-        'find: for &(a, b, xs) in &together {
-            if order[a.0 as usize].is_some() && order[b.0 as usize].is_some() {
-                continue;
-            }
-            for x in xs {
-                for (known, unknown) in [(a, b), (b, a)] {
-                    let (k, u) = (known.0 as usize, unknown.0 as usize);
-                    if order[u].is_none() && g.gathered_order(*x, unknown).is_none() {
-                        if let Some(r) = read(&order, k, *x) {
-                            // Shared reads never put a node at a gather's indices.
-                            if r >= 2 {
-                                continue;
-                            }
-                            let v = if f.node(unknown).flips_order() { 1 - r } else { r };
-                            next = Some((u, v));
-                            break 'find;
+    let mut touching: Vec<Vec<usize>> = vec![vec![]; n];
+    for (i, &(a, b, _)) in together.iter().enumerate() {
+        touching[a.0 as usize].push(i);
+        touching[b.0 as usize].push(i);
+    }
+    // What pair `i` decides, if anything: (node, order).
+    let decides = |order: &Vec<Option<u32>>, i: usize| -> Option<(usize, u32)> {
+        let (a, b, xs) = together[i];
+        for x in xs {
+            for (known, unknown) in [(a, b), (b, a)] {
+                let (k, u) = (known.0 as usize, unknown.0 as usize);
+                if order[u].is_none() && g.gathered_order(*x, unknown).is_none() {
+                    if let Some(r) = read(order, k, *x) {
+                        // Shared reads never put a node at a gather's indices.
+                        if r >= 2 {
+                            continue;
                         }
+                        return Some((u, if f.node(unknown).flips_order() { 1 - r } else { r }));
                     }
                 }
             }
         }
-        match next {
+        None
+    };
+    let mut pending: BinaryHeap<Reverse<usize>> = (0..together.len()).map(Reverse).collect();
+    // Orders are only ever set, so the first node without one only moves on.
+    let mut first_unset = 0;
+    loop {
+        let mut next = None;
+        while let Some(Reverse(i)) = pending.pop() {
+            if let Some(d) = decides(&order, i) {
+                next = Some(d);
+                break;
+            }
+        }
+        let set = match next {
             Some((u, v)) => assign(&mut order, u, v),
             None => {
                 while first_unset < n && order[first_unset].is_some() {
@@ -269,8 +288,11 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
                 if first_unset == n {
                     break;
                 }
-                assign(&mut order, first_unset, 0);
+                assign(&mut order, first_unset, 0)
             }
+        };
+        for s in set {
+            pending.extend(touching[s].iter().map(|&i| Reverse(i)));
         }
     }
     let order: Vec<u32> = order.into_iter().map(|o| o.unwrap()).collect();
@@ -322,7 +344,15 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
         }
     }
     let ord = orders(f, g, c)?;
-    let sib = g.siblings();
+    // Each node's links inside its cluster: edges, and shared reads.
+    let mut links: Vec<Vec<NodeId>> = vec![vec![]; g.len()];
+    let shared = g.siblings().iter().filter(|((a, b), xs)| xs.iter().any(|x| read_order(f, g, &ord, *x, *a) == read_order(f, g, &ord, *x, *b)));
+    for (a, b) in g.edges().map(|(a, b, _)| (a, b)).chain(shared.map(|(&(a, b), _)| (a, b))) {
+        if of[&a] == of[&b] {
+            links[a.0 as usize].push(b);
+            links[b.0 as usize].push(a);
+        }
+    }
     for (i, members) in c.clusters.iter().enumerate() {
         // papers/000 §1.3.6: iteration sizes may differ only down the
         // transducer forest, with every transducer on the way in the cluster.
@@ -336,7 +366,7 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
             match sizes.path(sizes.of_node(*n), root) {
                 None => return Err(format!("cluster {} mixes unrelated iteration sizes ('{}')", i, f.node(*n).name)),
                 Some(ts) => {
-                    if let Some(t) = ts.iter().find(|t| !members.contains(t)) {
+                    if let Some(t) = ts.iter().find(|t| of[*t] != i) {
                         return Err(format!(
                             "cluster {}: '{}' runs at the sub-rate of filter '{}', which is not in the cluster",
                             i,
@@ -349,25 +379,14 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
         }
         // Connectivity through fused edges and shared reads (two readers of
         // one array in one order).
-        let set: IndexSet<NodeId> = members.iter().copied().collect();
         let mut seen: IndexSet<NodeId> = IndexSet::new();
         let mut stack = vec![members[0]];
         while let Some(n) = stack.pop() {
-            if !seen.insert(n) {
-                continue;
-            }
-            for m in &set {
-                let shared = sib
-                    .get(&(n.min(*m), n.max(*m)))
-                    .map(|xs| xs.iter().any(|x| read_order(f, g, &ord, *x, n) == read_order(f, g, &ord, *x, *m)))
-                    .unwrap_or(false);
-                let linked = g.edge(n, *m).is_some() || g.edge(*m, n).is_some() || shared;
-                if linked && !seen.contains(m) {
-                    stack.push(*m);
-                }
+            if seen.insert(n) {
+                stack.extend(links[n.0 as usize].iter().filter(|m| !seen.contains(*m)));
             }
         }
-        if seen.len() != set.len() {
+        if seen.len() != members.len() {
             return Err(format!("cluster {} is not connected", i));
         }
     }

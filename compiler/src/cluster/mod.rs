@@ -71,22 +71,21 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &ClusterConfig) -> Clustering {
 /// (two readers of one array in one order, given the nodes' traversal
 /// orders) between their members (decision 8): one iteration space each.
 pub fn split_components(f: &Function, g: &DepGraph, groups: Vec<Vec<NodeId>>, orders: &[u32]) -> Vec<Vec<NodeId>> {
-    let sib = g.siblings();
+    let mut group = vec![usize::MAX; g.len()];
+    for (i, members) in groups.iter().enumerate() {
+        for n in members {
+            group[n.0 as usize] = i;
+        }
+    }
+    let shared = g.siblings().iter().filter(|((a, b), xs)| xs.iter().any(|x| afc_ir::cluster::read_order(f, g, orders, *x, *a) == afc_ir::cluster::read_order(f, g, orders, *x, *b)));
+    let mut u = Groups::new(g.len());
+    for (a, b) in g.edges().map(|(a, b, _)| (a, b)).chain(shared.map(|(&(a, b), _)| (a, b))) {
+        if group[a.0 as usize] == group[b.0 as usize] {
+            u.union(a.0 as usize, b.0 as usize);
+        }
+    }
     let mut out = vec![];
     for members in groups {
-        let mut u = Groups::new(g.len());
-        for (i, a) in members.iter().enumerate() {
-            for b in &members[i + 1..] {
-                let shared = sib
-                    .get(&((*a).min(*b), (*a).max(*b)))
-                    .map(|xs| xs.iter().any(|x| afc_ir::cluster::read_order(f, g, orders, *x, *a) == afc_ir::cluster::read_order(f, g, orders, *x, *b)))
-                    .unwrap_or(false);
-                let linked = g.edge(*a, *b).is_some() || g.edge(*b, *a).is_some() || shared;
-                if linked {
-                    u.union(a.0 as usize, b.0 as usize);
-                }
-            }
-        }
         let mut comps: indexmap::IndexMap<usize, Vec<NodeId>> = indexmap::IndexMap::new();
         for a in &members {
             comps.entry(u.find(a.0 as usize)).or_default().push(*a);
