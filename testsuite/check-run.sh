@@ -13,6 +13,8 @@
 # Parallel nests are cut into chunks of one position (--parallel-grain 1,
 # GRAIN= for another) and every driver runs with each worker count in
 # THREADS (default "1 3"), so small arrays exercise the chunked code.
+# MODES (default "none greedy ilp") names fewer fusion modes: a program of
+# hundreds of loops unfused is minutes of LLVM's time.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -39,7 +41,7 @@ for lang in ${LANGS:-c c++}; do
     "${comp[@]}" -Wall -I"$root/runtime-c" -c "$tmp/driver_${lang}_$storage.src" -o "$tmp/driver_${lang}_$storage.o"
   done
 done
-for mode in none greedy ilp; do
+for mode in ${MODES:-none greedy ilp}; do
   strict=(--strict-fp)
   [ "${STRICT:-1}" = 0 ] && strict=()
   "$afc" "$src" --verify "${strict[@]}" --fusion=$mode -O${OPT:-2} --parallel-grain "${GRAIN:-1}" ${AFC_FLAGS:-} -o "$tmp/prog_$mode.o"

@@ -83,6 +83,9 @@ pub struct DepGraph {
 /// Pairs of sibling nodes with the arrays they share (`DepGraph::siblings`).
 pub type Siblings = IndexMap<(NodeId, NodeId), Vec<VarId>>;
 
+/// How many later readers of an array each reader is paired with.
+pub const SIBLING_WINDOW: usize = 8;
+
 impl DepGraph {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -129,13 +132,17 @@ impl DepGraph {
         self.graph.find_edge(Self::idx(a), Self::idx(b)).map(|e| &self.graph[e])
     }
     /// Pairs of nodes that stream a common array in the same order, each
-    /// once, in source order, with the arrays they share.
+    /// once, in source order, with the arrays they share. A reader is
+    /// paired with the next `SIBLING_WINDOW` readers of the array only:
+    /// readers further apart share a read through the readers between
+    /// them, and an array read by thousands of combinators would otherwise
+    /// give millions of pairs (docs/ilp.md, "Shared reads").
     pub fn siblings(&self) -> &Siblings {
         self.sibling_pairs.get_or_init(|| {
             let mut out = Siblings::new();
             for (x, rs) in &self.readers {
                 for i in 0..rs.len() {
-                    for j in i + 1..rs.len() {
+                    for j in i + 1..rs.len().min(i + 1 + SIBLING_WINDOW) {
                         if rs[i] != rs[j] {
                             let key = (rs[i].min(rs[j]), rs[i].max(rs[j]));
                             out.entry(key).or_default().push(*x);

@@ -22,22 +22,55 @@ pub fn candidates(f: &Function, g: &DepGraph) -> Vec<(NodeId, NodeId)> {
 }
 
 /// Merges the clusters of each pair of nodes in turn, keeping a merge when
-/// the clustering stays legal.
+/// the clustering stays legal. Each check verifies the whole clustering,
+/// so on a graph of more than `BATCH_NODES` nodes the pairs are tried in
+/// halves instead: all of them at once, and where that is illegal, each
+/// half in turn, down to single pairs. A chain of thousands of fusible
+/// maps is then one check, not thousands; where single pairs are reached
+/// the merges are greedy's own (docs/ilp.md, "Large graphs").
 pub fn guided(f: &Function, g: &DepGraph, candidates: impl IntoIterator<Item = (NodeId, NodeId)>) -> Clustering {
     let mut groups = Groups::new(g.len());
-    for (a, b) in candidates {
-        if groups.find(a.0 as usize) == groups.find(b.0 as usize) {
-            continue;
-        }
-        let mut trial = groups.clone();
-        trial.union(a.0 as usize, b.0 as usize);
-        if let Some(clusters) = order_clusters(f, g, groups_of(&trial)) {
-            let c = Clustering::new(clusters, "greedy");
-            if verify(f, g, &c).is_ok() {
+    let legal = |trial: &Groups| order_clusters(f, g, groups_of(trial)).is_some_and(|clusters| verify(f, g, &Clustering::new(clusters, "greedy")).is_ok());
+    if g.len() <= BATCH_NODES {
+        for (a, b) in candidates {
+            if groups.find(a.0 as usize) == groups.find(b.0 as usize) {
+                continue;
+            }
+            let mut trial = groups.clone();
+            trial.union(a.0 as usize, b.0 as usize);
+            if legal(&trial) {
                 groups = trial;
             }
         }
+    } else {
+        let candidates: Vec<(NodeId, NodeId)> = candidates.into_iter().collect();
+        merge_halves(&mut groups, &candidates, &legal);
     }
     let clusters = order_clusters(f, g, groups_of(&groups)).expect("greedy keeps the clustering acyclic");
     Clustering::new(clusters, "greedy")
+}
+
+/// The largest graph whose pairs greedy tries one at a time.
+pub const BATCH_NODES: usize = 500;
+
+/// Merges the pairs of `block` if the result is legal, else each half.
+fn merge_halves(groups: &mut Groups, block: &[(NodeId, NodeId)], legal: &dyn Fn(&Groups) -> bool) {
+    let mut trial = groups.clone();
+    let mut merged = false;
+    for (a, b) in block {
+        if trial.find(a.0 as usize) != trial.find(b.0 as usize) {
+            trial.union(a.0 as usize, b.0 as usize);
+            merged = true;
+        }
+    }
+    if !merged {
+        return;
+    }
+    if legal(&trial) {
+        *groups = trial;
+    } else if block.len() > 1 {
+        let (left, right) = block.split_at(block.len() / 2);
+        merge_halves(groups, left, legal);
+        merge_halves(groups, right, legal);
+    }
 }

@@ -9,7 +9,7 @@
 use super::cost::{may_share, CostModel, Weights};
 use super::{order_clusters, Groups};
 use afc_ir::cluster::Clustering;
-use afc_ir::graph::{DepGraph, Reach};
+use afc_ir::graph::{DepGraph, Reach, SIBLING_WINDOW};
 use afc_ir::labelled::{Function, NodeId, VarId};
 use afc_ir::lp::{Lp, LpVar, Row};
 use indexmap::IndexMap;
@@ -29,9 +29,9 @@ pub struct Model {
     pub manifest: IndexMap<VarId, LpVar>,
     /// `o_N`: the traversal order of node N.
     pub order: Vec<LpVar>,
-    /// `r_V_K` with its array, reader position, the reader's edge variable
-    /// (None = always reads anew) and the sibling variables of earlier readers.
-    pub reads: Vec<(LpVar, Option<LpVar>, Vec<Option<LpVar>>)>,
+    /// `r_V_K` with the reader's edge variable (None = always reads anew)
+    /// and the sibling variables of the earlier readers it may share with.
+    pub reads: Vec<(LpVar, Option<LpVar>, Vec<LpVar>)>,
 }
 
 impl Model {
@@ -73,7 +73,7 @@ impl Model {
         }
         for (r, fk, sibs) in &self.reads {
             let fv = fk.map(|x| v[x.0]).unwrap_or(1.0);
-            let shared: f64 = sibs.iter().map(|s| 1.0 - s.map(|s| v[s.0]).unwrap_or(1.0)).sum();
+            let shared: f64 = sibs.iter().map(|s| 1.0 - v[s.0]).sum();
             v[r.0] = (fv - shared).max(0.0);
         }
         v
@@ -418,8 +418,31 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
     // x_uv ≤ s_ab for siblings a, b with a path between them. Implied by
     // the position rows for integer solutions; they close most of the gap
     // of the relaxation, where positions may differ by fractions.
+    // The fused edges on paths from a to b, in `fused_edges` order: those
+    // leaving a or a node strictly between for one strictly between or b.
+    // (The nodes between are a's descendants that are b's ancestors: one
+    // intersection of bit sets, so a long chain costs its length, not the
+    // graph's.)
+    let mut ancestors = vec![fixedbitset::FixedBitSet::with_capacity(g.len()); g.len()];
+    for (a, below) in reach.any.iter().enumerate() {
+        for b in below.ones() {
+            ancestors[b].insert(a);
+        }
+    }
+    let mut leaving: Vec<Vec<(usize, usize)>> = vec![vec![]; g.len()];
+    for (i, (u, v)) in fused_edges.keys().enumerate() {
+        leaving[u.0 as usize].push((v.0 as usize, i));
+    }
     let on_path = |a: NodeId, b: NodeId| -> Vec<LpVar> {
-        fused_edges.iter().filter(|((u, v), _)| (*u, *v) != (a, b) && reach.between(a, *u, b) && reach.between(a, *v, b)).map(|(_, x)| *x).collect()
+        let (a, b) = (a.0 as usize, b.0 as usize);
+        let mut mid = reach.any[a].clone();
+        mid.intersect_with(&ancestors[b]);
+        let mut found = vec![];
+        for u in std::iter::once(a).chain(mid.ones()) {
+            found.extend(leaving[u].iter().filter(|(v, _)| (*v == b && u != a) || mid.contains(*v)).map(|(_, i)| *i));
+        }
+        found.sort_unstable();
+        found.into_iter().map(|i| fused_edges[i]).collect()
     };
     let mut cuts = vec![];
     for ((a, b), x) in &fused_edges {
@@ -616,13 +639,19 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
                 Some(x) => terms.push((x, -1.0)),
                 None => rhs += 1.0,
             }
-            for prev in &readers[..k] {
+            // Readers before the window are never paired with this one
+            // (`DepGraph::siblings`): each adds 1 − s = 1.
+            let first = k.saturating_sub(SIBLING_WINDOW);
+            rhs += first as f64;
+            for prev in &readers[first..k] {
                 let key = ((*prev).min(*c), (*prev).max(*c));
                 match fused_siblings.get(&key) {
-                    Some(s) => terms.push((*s, -1.0)),
+                    Some(s) => {
+                        terms.push((*s, -1.0));
+                        sibs.push(*s);
+                    }
                     None => rhs += 1.0,
                 }
-                sibs.push(fused_siblings.get(&key).copied());
             }
             reads.push((r, f_k, sibs));
             lp.row(format!("read_{}_{}", v.0, k), terms, rhs, f64::INFINITY);
