@@ -153,6 +153,10 @@ impl DepGraph {
             out
         })
     }
+    /// Whether some array has readers too far apart to be paired.
+    pub fn sibling_window_applies(&self) -> bool {
+        self.readers.values().any(|rs| rs.len() > SIBLING_WINDOW + 1)
+    }
     /// Reachability between all nodes, by bit sets over a topological
     /// order (petgraph's, which reports a cycle instead of hiding it).
     pub fn reach(&self) -> Result<Reach, String> {

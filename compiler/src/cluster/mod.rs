@@ -228,6 +228,11 @@ pub fn solve_checked(
     if rounds > 0 {
         notes += &format!(", {} cut rounds", rounds);
     }
+    // The edge model's optimum is then its own, not always the true one
+    // (docs/ilp.md, "Large graphs").
+    if cfg.model != IlpModel::Pairs && g.sibling_window_applies() {
+        notes += &format!(", a reader shares its read with the next {} only", afc_ir::graph::SIBLING_WINDOW);
+    }
     let from = warm.map(|w| format!(", {}", w)).unwrap_or_default();
     // The incumbent (the warm start when there is none) as the answer.
     let kept = |how: String| {
