@@ -1875,6 +1875,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let rem = self.b.build_int_signed_rem(span, kk, "rem")?;
             let main_end = self.b.build_int_sub(hi, rem, "main_end")?;
             self.counted(&name, start, main_end, k, &mut |g, base| {
+                // An inner loop's trip is emitted inside one lane of an
+                // outer trip: what the outer lanes before it collected
+                // (fold elements, kept lanes, stream values) waits for the
+                // outer trip's end, not this trip's.
+                let outer = (std::mem::take(&mut nx.groups), std::mem::take(&mut nx.lane_groups), std::mem::take(&mut nx.compress_vals), std::mem::take(&mut nx.stream_vals));
                 for lane in 0..l.unroll as usize {
                     let kv = g.b.build_int_add(base, i64t.const_int(lane as u64, false), "lane")?;
                     let p = at(g, kv, lane, true)?;
@@ -1883,7 +1888,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
                 g.combine_groups(nx)?;
                 g.flush_compress(nx)?;
-                g.flush_streams(base, nx)
+                g.flush_streams(base, nx)?;
+                (nx.groups, nx.lane_groups, nx.compress_vals, nx.stream_vals) = outer;
+                Ok(())
             })?;
             let streaming = std::mem::replace(&mut nx.streaming, false);
             self.counted(&format!("{}.rest", name), main_end, hi, 1, &mut |g, kv| {
