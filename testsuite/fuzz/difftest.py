@@ -519,8 +519,9 @@ class Gen:
         for i, (_, t) in enumerate(params):
             m = n if not (i > 0 and r.random() < 0.05) else n + 1  # sometimes a size mismatch
             if t.startswith("["):
-                # A matrix parameter: n rows, row-major.
-                c = r.choice([0, 1, 2, 3])
+                # A matrix parameter: n rows, row-major; rows of 17
+                # elements run a row loop's unrolled trips too.
+                c = r.choice([0, 1, 2, 3, 17])
                 args.append("%dx%d:[%s]" % (m, c, ",".join(self.value(t[1:-1]) for _ in range(m * c))))
             else:
                 args.append("[%s]" % ",".join(self.value(t) for _ in range(m)))
