@@ -783,6 +783,10 @@ def main():
         while running:
             f, b, bar = running.popleft()
             settle(b, bar, *f.result())
+        # Before exit: a pool left to the interpreter's shutdown sometimes
+        # wakes its closed pipe (OSError: Bad file descriptor).
+        if pool:
+            pool.shutdown()
     print("%d passed, %d failed" % (a.count - failures, failures))
     sys.exit(1 if failures else 0)
 
