@@ -55,7 +55,10 @@ class Gen:
         self.n = 0
 
     def fresh(self, base):
+        # Never a type's name: `i32` as a variable hides the cast `i32(x)`.
         self.n += 1
+        while "%s%d" % (base, self.n) in ("i32", "i64", "f32", "f64"):
+            self.n += 1
         return "%s%d" % (base, self.n)
 
     def lit(self, t, standalone=False):
