@@ -300,6 +300,14 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
     Ok(order)
 }
 
+/// The links that make nodes one loop (decision 8): every edge, and every
+/// sibling pair that reads an array it shares in one order, given the
+/// nodes' orders.
+pub fn links<'a>(f: &'a Function, g: &'a DepGraph, orders: &'a [u32]) -> impl Iterator<Item = (NodeId, NodeId)> + 'a {
+    let shared = g.siblings().iter().filter(move |((a, b), xs)| xs.iter().any(|x| read_order(f, g, orders, *x, *a) == read_order(f, g, orders, *x, *b)));
+    g.edges().map(|(a, b, _)| (a, b)).chain(shared.map(|(&(a, b), _)| (a, b)))
+}
+
 /// The order in which node `c` reads array `x`, given the nodes' orders.
 pub fn read_order(f: &Function, g: &DepGraph, orders: &[u32], x: VarId, c: NodeId) -> u32 {
     if let Some(l) = g.gathered_order(x, c) {
@@ -344,13 +352,12 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
         }
     }
     let ord = orders(f, g, c)?;
-    // Each node's links inside its cluster: edges, and shared reads.
-    let mut links: Vec<Vec<NodeId>> = vec![vec![]; g.len()];
-    let shared = g.siblings().iter().filter(|((a, b), xs)| xs.iter().any(|x| read_order(f, g, &ord, *x, *a) == read_order(f, g, &ord, *x, *b)));
-    for (a, b) in g.edges().map(|(a, b, _)| (a, b)).chain(shared.map(|(&(a, b), _)| (a, b))) {
+    // Each node's links inside its cluster.
+    let mut inside: Vec<Vec<NodeId>> = vec![vec![]; g.len()];
+    for (a, b) in links(f, g, &ord) {
         if of[&a] == of[&b] {
-            links[a.0 as usize].push(b);
-            links[b.0 as usize].push(a);
+            inside[a.0 as usize].push(b);
+            inside[b.0 as usize].push(a);
         }
     }
     for (i, members) in c.clusters.iter().enumerate() {
@@ -383,7 +390,7 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
         let mut stack = vec![members[0]];
         while let Some(n) = stack.pop() {
             if seen.insert(n) {
-                stack.extend(links[n.0 as usize].iter().filter(|m| !seen.contains(*m)));
+                stack.extend(inside[n.0 as usize].iter().filter(|m| !seen.contains(*m)));
             }
         }
         if seen.len() != members.len() {

@@ -77,9 +77,8 @@ pub fn split_components(f: &Function, g: &DepGraph, groups: Vec<Vec<NodeId>>, or
             group[n.0 as usize] = i;
         }
     }
-    let shared = g.siblings().iter().filter(|((a, b), xs)| xs.iter().any(|x| afc_ir::cluster::read_order(f, g, orders, *x, *a) == afc_ir::cluster::read_order(f, g, orders, *x, *b)));
     let mut u = Groups::new(g.len());
-    for (a, b) in g.edges().map(|(a, b, _)| (a, b)).chain(shared.map(|(&(a, b), _)| (a, b))) {
+    for (a, b) in afc_ir::cluster::links(f, g, orders) {
         if group[a.0 as usize] == group[b.0 as usize] {
             u.union(a.0 as usize, b.0 as usize);
         }
