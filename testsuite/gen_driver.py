@@ -6,7 +6,8 @@ header with the given arguments (flattened parameter leaves, as for
   gen_driver.py [--lang c|c++] [--storage alloc|caller] [--loops N] [--entry NAME] -- HEADER FN ARG...
 
 --storage caller passes output arrays with caller-provided room (the cube
-of the largest input length: a cross of a cross fits); --loops N calls the function N times (checking that
+of the largest input length: a cross of a cross fits; at least 289 times
+it, and 2048: rows of 17 x 17 planes fit); --loops N calls the function N times (checking that
 repeated calls with reused storage give the same answer); --entry NAME
 writes `int NAME(void)` instead of `main`, without the includes and the
 printing helpers (PREAMBLE), so that several drivers share one file (the
@@ -162,8 +163,10 @@ def driver(header, fn, args, lang="c", storage="alloc", loops=1, entry=None):
             e = CTYPES[t]
             w("    %s %s = %s;" % (t, name, lit(v, e)))
         call.append(name)
-    # Room for a cross of crosses of the inputs (n^3), within reason.
-    room = min(max(maxlen ** 3, 64), max(maxlen, 1 << 16))
+    # Room for a cross of crosses of the inputs (n^3), or for rows of
+    # 17 x 17 planes (289 n, n at least 4: a generate's size may be a
+    # scalar argument), within reason.
+    room = min(max(maxlen ** 3, 289 * max(maxlen, 4), 2048), max(maxlen, 1 << 16))
     w("    int rc = 0;")
     # Every call must release what it does not hand over, errors included.
     w("    int64_t live0 = afc_live_count();")

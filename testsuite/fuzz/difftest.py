@@ -2,8 +2,10 @@
 """Randomised differential testing: generates well-typed .acc programs of
 the compiled subset (map, zip, unzip, generate, iota, fold, filter — nested,
 fused and manifest — scanl, prescanl, scanr, reverse, force, gather,
-backpermute, scatter, cross; rank-2 and rank-3 generates, maps, row folds,
-transposes, element reads and tuple-index gathers, matrix parameters;
+backpermute, scatter, permute, cross; rank-2 and rank-3 generates (of a
+shape tuple or of another array's shape, rows of up to 17), maps, row folds,
+row scans, reverses, transposes, element reads and tuple-index gathers,
+matrix parameters;
 array-valued if; recursive functions on halves and filtered parts; extern
 calls (Inputs/externs.c, with Inputs/externs.acc as
 the interpreter's oracle), length, scalar
@@ -283,6 +285,20 @@ class Gen:
                 elif kind == 3 and r.random() < 0.5:
                     lines.append("let %s = force(%s);" % (name, src))
                     arrays.append((name, et))
+                elif kind == 3 and r.random() < 0.3:
+                    # A permute into an array of any size: the indices a
+                    # function of the position (negative ones skipped).
+                    cls2 = r.choice([c for c in classes if classes[c]])
+                    dst, dt = r.choice(classes[cls2])
+                    x, i = self.fresh("z"), self.fresh("i")
+                    ix = self.expr("i64", env + [(i, "i64")], [], 2)
+                    if r.random() < 0.85:
+                        ix = "(abs(%s) %% max(length(%s), 1)) - 1" % (ix, dst)
+                    op = "|o, v| o + v" if dt in NUM else "|o, v| o ^ v"
+                    vals = self.fresh("vs")
+                    lines.append("let %s = map(|%s| %s, %s);" % (vals, x, self.expr(dt, env + [(x, et)], [], 2), src))
+                    lines.append("let %s = permute(%s, %s, |%s| %s, %s);" % (name, op, dst, i, ix, vals))
+                    classes[cls2].append((name, dt))
                 elif kind == 3:
                     # A scatter into an array of any size, from this size.
                     cls2 = r.choice([c for c in classes if classes[c]])
@@ -391,13 +407,16 @@ class Gen:
         matrices of one shape, a fold along rows, a transpose, an element
         read, or a gather with tuple indices."""
         r = self.r
-        kind = r.randint(0, 6) if mats else 0
+        kind = r.randint(0, 9) if mats else 0
         name = self.fresh("M")
         if kind <= 1 and power[cls] <= 2:
             src, _ = r.choice(classes[cls])
             t = r.choice(ALL)
             rank3 = power[cls] == 1 and r.random() < 0.3
-            dims = [cls] + ([str(r.choice([1, 2]))] if rank3 else []) + [str(r.choice([0, 1, 2, 3]))]
+            # Rows of 17 run a row loop's unrolled trips (16 wide) and
+            # their remainder; rank 3 with 17 in both inner dimensions,
+            # a plane of 289.
+            dims = [cls] + ([str(r.choice([1, 2, 17]))] if rank3 else []) + [str(r.choice([0, 1, 2, 3, 17]))]
             ix = [self.fresh("i") for _ in dims]
             shape = ", ".join(["length(%s)" % src] + dims[1:])
             body = self.expr(t, env + [(i, "i64") for i in ix], all_arrays(), 3)
@@ -436,6 +455,24 @@ class Gen:
             i = self.expr("i64", env, [], 2)
             lines.append("let %s = %s[abs(%s) %% max(%s, 1), (abs(%s) + 1) %% max(%s, 1)];" % (v, m, i, rr, i, cc))
             env.append((v, t))
+        elif kind == 7 and t in NUM:
+            # A scan along the rows (the innermost dimension).
+            comb = r.choice(["scanl", "prescanl", "scanr"])
+            op = r.choice(["(+)", "min", "max"] + (["|a, b| if b == 0%s { a } else { b }" % t] if t in ("i32", "i64") else []))
+            lines.append("let %s = %s(%s, %s, %s);" % (name, comb, op, self.lit(t, True), m))
+            mats.append((name, t, dims))
+        elif kind == 8:
+            lines.append("let %s = reverse(%s);" % (name, m))
+            mats.append((name, t, dims))
+        elif kind == 9:
+            # A generate of another array's shape, reading it at the same
+            # position (a fusion-preventing read of a complete array).
+            ix = [self.fresh("i") for _ in dims]
+            t2 = r.choice(ALL)
+            here = "%s[%s]" % (m, ", ".join(ix))
+            body = self.expr(t2, env + [(i, "i64") for i in ix] + [(here, t)], all_arrays(), 3)
+            lines.append("let %s = generate(shape(%s), |%s| %s);" % (name, m, ", ".join(ix), body))
+            mats.append((name, t2, dims))
         elif len(dims) == 2:
             src, et = r.choice(classes[cls])
             rr, cc, ix, x = self.fresh("r"), self.fresh("c"), self.fresh("ix"), self.fresh("z")
