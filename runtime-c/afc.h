@@ -73,6 +73,9 @@ int afc_rt_error(int code, const char *where, int64_t a, int64_t b);
  * `limit`, or leaves less than 64 KiB of the thread's stack; leave counts it
  * back (after either answer). */
 int afc_rt_enter(int64_t limit);
+/* Used by compiled code where a call ends or fails: frees the n arrays of
+ * owned[] (a function's buffers, NULL where none is held). */
+void afc_rt_free_owned(void **owned, int64_t n);
 void afc_rt_leave(void);
 /* Used by compiled code: runs body(ctx, c, lo, hi, fault) for each chunk
  * c of [0, n) (chunk positions each, the last one shorter) on the workers;

@@ -165,6 +165,10 @@ void afc_free(void *data) {
     if (b) free((char *)b - (offset_of(cls) - ALIGN));
 }
 
+void afc_rt_free_owned(void **owned, int64_t n) {
+    for (int64_t i = 0; i < n; i++) afc_free(owned[i]);
+}
+
 int64_t afc_alloc_count(void) {
     pthread_mutex_lock(&pool_lock);
     int64_t n = alloc_count;

@@ -18,7 +18,8 @@
 //!   room is known, and each is written once, in place (LANGUAGE.md).
 
 use afc_ir::labelled::{Builtin, Rhs, Stmt, VarId};
-use afc_ir::loops::{self, reorderable, Accumulate, Body, FilterWrite, Function, Loop, LoopBody};
+use afc_ir::loops::{self, reorderable, Accumulate, Body, FilterWrite, Function, Loop, LoopBody, Step};
+use indexmap::IndexSet;
 
 /// What the strategies need to know of the target.
 #[derive(Clone, Debug)]
@@ -150,6 +151,10 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     // allows) in the widest vectors it has for the target; sqrt has its
     // own instruction.
     place_results(f);
+    let keep: IndexSet<VarId> = f.results.iter().filter_map(|l| if let afc_ir::labelled::Operand::Var(v) = l.value { Some(v) } else { None }).collect();
+    let steps = std::mem::take(&mut f.steps);
+    let steps = place_frees(f, steps, &keep);
+    f.steps = steps;
     let calls_math = snapshot.nests().iter().any(|n| n.root.body.leaves().iter().any(|l| l.lambda().map(|lam| uses_libm(&lam.body)).unwrap_or(false)));
     f.vector_math = (cfg.fast_math && cfg.libmvec && calls_math).then_some(loops::VectorMath::Libmvec { bits: cfg.cpu.math_bits });
 }
@@ -214,6 +219,56 @@ fn place_results(f: &mut Function) {
     f.staged = f.steps[..at].iter().flat_map(|s| f.step_defs(s)).chain(by_calls).filter(|d| made.contains(d)).collect();
     f.staged.dedup();
     f.steps.insert(at, Step::CheckRoom);
+}
+
+/// Frees each array the steps make right after the last step that names
+/// it, unless it is kept (a result of the function, or of the branch these
+/// steps are). An `if` branch frees what it makes and does not yield; what
+/// a branch uses from outside is freed after the `if`.
+fn place_frees(f: &Function, steps: Vec<Step>, keep: &IndexSet<VarId>) -> Vec<Step> {
+    use afc_ir::labelled::Operand;
+    let vars = |os: &[Operand]| -> Vec<VarId> { os.iter().filter_map(|o| if let Operand::Var(v) = o { Some(*v) } else { None }).collect() };
+    let steps: Vec<Step> = steps
+        .into_iter()
+        .map(|s| match s {
+            Step::If(mut b) => {
+                for (body, results) in [(&mut b.then, &b.then_results), (&mut b.els, &b.els_results)] {
+                    let mut k = keep.clone();
+                    k.extend(vars(results));
+                    *body = place_frees(f, std::mem::take(body), &k);
+                }
+                Step::If(b)
+            }
+            s => s,
+        })
+        .collect();
+    // What these steps allocate: arrays nests store, calls and `if`s return.
+    let mut made: Vec<(usize, VarId)> = vec![];
+    for (i, s) in steps.iter().enumerate() {
+        let arrays: Vec<VarId> = match s {
+            Step::Loop(n) => n.store_arrays(),
+            Step::Call(c) => c.outputs.clone(),
+            Step::If(b) => b.outputs.clone(),
+            _ => vec![],
+        };
+        made.extend(arrays.into_iter().filter(|v| f.var(*v).ty.is_array() && !keep.contains(v)).map(|v| (i, v)));
+    }
+    let mentions: Vec<IndexSet<VarId>> = steps.iter().map(|s| f.step_arrays(s)).collect();
+    let mut after: Vec<Vec<VarId>> = vec![vec![]; steps.len()];
+    for (def, v) in made {
+        let last = (def..steps.len()).rev().find(|&i| mentions[i].contains(&v)).unwrap_or(def);
+        if !after[last].contains(&v) {
+            after[last].push(v);
+        }
+    }
+    let mut out = vec![];
+    for (s, frees) in steps.into_iter().zip(after) {
+        out.push(s);
+        if !frees.is_empty() {
+            out.push(Step::Free(frees));
+        }
+    }
+    out
 }
 
 fn uses_libm(b: &afc_ir::labelled::Block) -> bool {

@@ -26,7 +26,7 @@ use inkwell::debug_info::{AsDIScope, DIFlags, DIFlagsConstants, DISubprogram, De
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, StructType};
-use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue};
 use inkwell::{FloatPredicate, IntPredicate};
 
 type R<T> = Result<T, BuilderError>;
@@ -54,8 +54,13 @@ struct Gen<'a, 'ctx> {
     params: IndexMap<VarId, (PointerValue<'ctx>, Vec<IntValue<'ctx>>)>,
     /// Data pointer of every array this function stores.
     slots: IndexMap<VarId, PointerValue<'ctx>>,
-    /// What this function allocated and must free or hand over.
+    /// What this function allocated and must free or hand over: a slot
+    /// each, null while it holds nothing (`owned`, at the end).
     allocs: Vec<PointerValue<'ctx>>,
+    /// The calls that free every slot's array (`afc_rt_free_owned`), where
+    /// the function returns and where it fails; their arguments are set
+    /// when the slots are known.
+    releases: Vec<InstructionValue<'ctx>>,
     alloc_of: IndexMap<VarId, PointerValue<'ctx>>,
     code_slot: PointerValue<'ctx>,
     fail_bb: BasicBlock<'ctx>,
@@ -274,7 +279,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     let mut out_data: IndexMap<usize, PointerValue> = IndexMap::new();
     for step in &f.steps {
         match step {
-            Step::Stmt(_) | Step::Loop(_) | Step::Call(_) | Step::If(_) => g.step(step)?,
+            Step::Stmt(_) | Step::Loop(_) | Step::Call(_) | Step::If(_) | Step::Free(_) => g.step(step)?,
             Step::CheckRoom => {
                 for (k, r) in plan.iter().enumerate() {
                     if let Some(v) = r.array {
@@ -357,9 +362,7 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     g.b.build_return(Some(&code))?;
 
     g.b.position_at_end(entry_bb);
-    for a in g.allocs.clone() {
-        g.b.build_store(a, ptr.const_null())?;
-    }
+    g.gather_slots()?;
     g.b.build_unconditional_branch(body_bb)?;
     Ok(())
 }
@@ -419,6 +422,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             params: IndexMap::new(),
             slots: IndexMap::new(),
             allocs: vec![],
+            releases: vec![],
             alloc_of: IndexMap::new(),
             code_slot,
             fail_bb,
@@ -445,6 +449,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             "afc_rt_error" => cx.i32_type().fn_type(&[cx.i32_type().into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
             "afc_rt_enter" => cx.i32_type().fn_type(&[cx.i64_type().into()], false),
             "afc_rt_leave" => cx.void_type().fn_type(&[], false),
+            "afc_rt_free_owned" => cx.void_type().fn_type(&[ptr.into(), cx.i64_type().into()], false),
             "afc_rt_parallel" => cx.i32_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
             "afc_get_num_threads" => cx.i32_type().fn_type(&[], false),
             "afc_rt_in_order" => cx.i32_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
@@ -581,11 +586,54 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(phi.as_basic_value().into_pointer_value())
     }
 
+    /// Frees arrays nothing names any more: their owner slots are emptied,
+    /// so the error path and the end free them no second time.
+    fn free(&mut self, vs: &[VarId]) -> R<()> {
+        let ptr = self.cx.ptr_type(Default::default());
+        for v in vs {
+            let Some(&slot) = self.alloc_of.get(v) else { continue };
+            let p = self.b.build_load(ptr, slot, "dead")?;
+            self.b.build_call(self.runtime_fn("afc_free"), &[p.into()], "")?;
+            self.b.build_store(slot, ptr.const_null())?;
+            self.slots.swap_remove(v);
+        }
+        Ok(())
+    }
+
+    /// Frees every array a slot holds (`owned` is filled in at the end).
     fn free_all(&mut self) -> R<()> {
         let ptr = self.cx.ptr_type(Default::default());
-        for a in self.allocs.clone() {
-            let p = self.b.build_load(ptr, a, "p")?;
-            self.b.build_call(self.runtime_fn("afc_free"), &[p.into()], "")?;
+        let call = self.b.build_call(self.runtime_fn("afc_rt_free_owned"), &[ptr.const_null().into(), self.cx.i64_type().const_zero().into()], "")?;
+        self.releases.push(call.try_as_basic_value().unwrap_instruction());
+        Ok(())
+    }
+
+    /// Puts the slots in one array, `owned`, that the calls of `free_all`
+    /// take. Kept in memory (its address escapes), the slots are not
+    /// promoted to registers: as values, each would be live from the
+    /// entry to every exit, and a phi per slot at the shared error exit
+    /// would take one value per way there — quadratic in the steps, and
+    /// most of LLVM's time on a function of hundreds of nests.
+    fn gather_slots(&mut self) -> R<()> {
+        let (cx, ptr) = (self.cx, self.cx.ptr_type(Default::default()));
+        let n = self.allocs.len();
+        if n == 0 {
+            for c in std::mem::take(&mut self.releases) {
+                c.erase_from_basic_block();
+            }
+            return Ok(());
+        }
+        let ty = ptr.array_type(n as u32);
+        let owned = self.entry_alloca(ty.into(), "owned")?;
+        for (k, a) in std::mem::take(&mut self.allocs).into_iter().enumerate() {
+            let at = unsafe { self.b.build_in_bounds_gep(ty, owned, &[cx.i64_type().const_zero(), cx.i64_type().const_int(k as u64, false)], "slot")? };
+            self.b.build_store(at, ptr.const_null())?;
+            a.replace_all_uses_with(at);
+            a.as_instruction().expect("an alloca").erase_from_basic_block();
+        }
+        for c in &self.releases {
+            c.set_operand(0, owned);
+            c.set_operand(1, cx.i64_type().const_int(n as u64, false));
         }
         Ok(())
     }
@@ -1348,6 +1396,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.branch(b)
             }
             Step::CheckRoom => unreachable!("loops::verify: 'check room' is a step of the function"),
+            Step::Free(vs) => self.free(vs),
         };
         self.at(self.f.span);
         r

@@ -32,7 +32,7 @@ pub use verify::{block_fallible, parallel_blocker, reorderable, row_loops, rows_
 
 use crate::diag::{SourceFile, Span};
 use crate::labelled::{Block, Callee, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};
-use indexmap::IndexMap;
+use indexmap::{IndexMap, IndexSet};
 
 /// The run-time value of a size.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -523,6 +523,12 @@ pub enum Step {
     /// made in their final storage. Placed once every result's room is
     /// known; one per function with array results.
     CheckRoom,
+    /// Releases arrays this function allocated (intermediates: stored by a
+    /// nest, returned by a call or an `if` of these steps) once no later
+    /// step names them, so that a function holds only the arrays still
+    /// needed, not every intermediate until it returns (docs/strategy.md,
+    /// "Freeing").
+    Free(Vec<VarId>),
 }
 
 #[derive(Clone, Debug)]
@@ -656,8 +662,65 @@ impl Function {
                 out
             }
             Step::If(b) => b.outputs.clone(),
-            Step::CheckRoom => vec![],
+            Step::CheckRoom | Step::Free(_) => vec![],
         }
+    }
+    /// Every array a step names: reads, makes, passes or frees (a branch's
+    /// steps' arrays included), in first mention order.
+    pub fn step_arrays(&self, s: &Step) -> IndexSet<VarId> {
+        let mut out: IndexSet<VarId> = IndexSet::new();
+        let ops = |os: &[Operand], out: &mut IndexSet<VarId>| out.extend(os.iter().filter_map(|o| if let Operand::Var(v) = o { Some(*v) } else { None }));
+        match s {
+            Step::Stmt(s) => {
+                out.extend(crate::labelled::stmt_uses(s));
+                out.extend(crate::labelled::stmt_defs(s));
+            }
+            Step::Loop(n) => {
+                n.root.body.visit(&mut |b| match b {
+                    Body::Leaf(l, _) => {
+                        out.extend(l.reads().iter().copied());
+                        out.extend(l.memory_reads());
+                        out.extend(l.array_outs());
+                        out.extend(l.element_outs().iter().copied());
+                        if let Some(lam) = l.lambda() {
+                            out.extend(lam.captures.iter().copied());
+                            out.extend(lam.body.stmts.iter().flat_map(crate::labelled::stmt_uses));
+                        }
+                        match l {
+                            LoopBody::ManyToOne { init, .. } | LoopBody::Scan { init, .. } => ops(init, &mut out),
+                            LoopBody::Scatter { dest, .. } => out.extend(dest.iter().copied()),
+                            _ => {}
+                        }
+                    }
+                    Body::Before { temps, .. } | Body::BeforeKeep { temps, .. } | Body::When { temps, .. } => out.extend(temps.iter().copied()),
+                    Body::Besides(..) | Body::For(_) => {}
+                });
+                for g in &n.labels {
+                    out.insert(g.source);
+                    if let LabelIndex::Arrays(ix) = &g.index {
+                        out.extend(ix.iter().copied());
+                    }
+                }
+                out.extend(n.store_arrays());
+            }
+            Step::Call(c) => {
+                ops(&c.args, &mut out);
+                out.extend(c.outputs.iter().copied());
+            }
+            Step::If(b) => {
+                ops(std::slice::from_ref(&b.cond), &mut out);
+                for s in b.then.iter().chain(&b.els) {
+                    out.extend(self.step_arrays(s));
+                }
+                ops(&b.then_results, &mut out);
+                ops(&b.els_results, &mut out);
+                out.extend(b.outputs.iter().copied());
+            }
+            Step::CheckRoom => {}
+            Step::Free(vs) => out.extend(vs.iter().copied()),
+        }
+        out.retain(|v| (v.0 as usize) < self.vars.len() && self.var(*v).ty.is_array());
+        out
     }
 }
 

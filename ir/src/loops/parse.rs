@@ -858,6 +858,8 @@ impl Parser {
             self.bump();
             self.bump();
             Step::CheckRoom
+        } else if self.eat("free") {
+            Step::Free(self.vars_in("[", "]")?)
         } else if self.is("nest") {
             Step::Loop(self.nest()?)
         } else if self.is("call") {

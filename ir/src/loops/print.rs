@@ -348,6 +348,10 @@ impl P<'_> {
                 Step::Call(c) => self.call(c, indent),
                 Step::If(b) => self.branch(b, indent),
                 Step::CheckRoom => self.line(indent, "check room"),
+                Step::Free(vs) => {
+                    let l = format!("free [{}]", self.vars(vs));
+                    self.line(indent, &l)
+                }
             }
         }
     }

@@ -391,13 +391,51 @@ pub fn verify(f: &Function) -> Result<(), String> {
         }
         known.extend(defs);
     }
-    steps(f, &f.steps, &mut in_memory, true)
+    steps(f, &f.steps, &mut in_memory, &mut IndexSet::new(), None)
 }
 
-/// Checks steps in order; `in_memory` is what is in memory before them.
-fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, top: bool) -> Result<(), String> {
+/// Checks steps in order; `in_memory` is what is in memory before them,
+/// `freed` what was freed before them. `outer` is, in an `if` branch, what
+/// was in memory before the `if` (None at the top).
+fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, freed: &mut IndexSet<VarId>, outer: Option<&IndexSet<VarId>>) -> Result<(), String> {
+    let top = outer.is_none();
     for step in steps_ {
+        // Nothing names an array after it is freed: not a nest, a call, an
+        // `if`, nor a scalar statement that indexes or measures it.
+        if !matches!(step, Step::Free(_)) {
+            if let Some(v) = f.step_arrays(step).into_iter().find(|v| freed.contains(v)) {
+                return Err(format!("%{} is used after it is freed", f.var_name(v)));
+            }
+        }
         match step {
+            Step::Free(vs) => {
+                for v in vs {
+                    if (v.0 as usize) >= f.vars.len() {
+                        return Err(format!("'free' names an unknown variable %{}", v.0));
+                    }
+                    if !f.var(*v).ty.is_array() {
+                        return Err(format!("'free' names %{}, which is not an array", f.var_name(*v)));
+                    }
+                    let name = f.var_name(*v);
+                    if f.params.iter().any(|l| l.value == Operand::Var(*v)) {
+                        return Err(format!("'free' names parameter %{}: the caller owns it", name));
+                    }
+                    if f.results.iter().any(|l| l.value == Operand::Var(*v)) {
+                        return Err(format!("'free' names result %{}: it is handed to the caller", name));
+                    }
+                    if freed.contains(v) {
+                        return Err(format!("%{} is freed twice", name));
+                    }
+                    if !in_memory.contains(v) {
+                        return Err(format!("'free' names %{}, which is not in memory", name));
+                    }
+                    if outer.map(|o| o.contains(v)).unwrap_or(false) {
+                        return Err(format!("a branch frees %{}, which was made before its `if`", name));
+                    }
+                    in_memory.swap_remove(v);
+                    freed.insert(*v);
+                }
+            }
             Step::Stmt(_) => {}
             Step::CheckRoom if top => {}
             Step::CheckRoom => return Err("'check room' inside an `if` branch".into()),
@@ -417,7 +455,7 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, top: bo
                         return Err(format!("a branch of '{}' yields {} values for {} outputs", b.name, results.len(), b.outputs.len()));
                     }
                     let mut inner = in_memory.clone();
-                    steps(f, body, &mut inner, false)?;
+                    steps(f, body, &mut inner, &mut freed.clone(), Some(in_memory))?;
                     for (r, o) in results.iter().zip(&b.outputs) {
                         match r {
                             Operand::Var(v) if f.var(*v).ty.is_array() => {
