@@ -726,6 +726,9 @@ pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Mo
     let value = m.lp.value_of(&values);
     let mut best = super::WarmStart { clustering: greedy, values, note: format!("greedy {}", value), relaxation: None };
     let mut best_value = value;
+    if cfg.nodes.is_none() && super::nnz(&m.lp) > super::RELAX_NNZ {
+        return best;
+    }
     let lazy = cfg.model == super::IlpModel::Lazy;
     let other = model(f, g, cfg.cost, !lazy);
     let (edge, without_positions) = if lazy { (&other, m) } else { (m, &other) };

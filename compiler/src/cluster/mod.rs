@@ -165,6 +165,21 @@ const MIN_NODES: u64 = 50;
 const MAX_NODES: u64 = 5_000;
 /// The largest model searched by default.
 pub const SEARCH_NNZ: usize = 60_000;
+/// The largest model whose linear relaxation is solved by default: it
+/// guides the warm start's rounding and bounds the parts not searched.
+/// Above, the relaxation alone takes seconds and gigabytes (10,000
+/// combinators in a chain: 2 million non-zeros, 5 s, 800 MB) and the warm
+/// start is greedy's, with no bound (docs/ilp.md, "Large graphs").
+pub const RELAX_NNZ: usize = 500_000;
+
+/// `gap G%` against a bound, or `no bound` where none was computed.
+fn gap_text(objective: f64, bound: f64) -> String {
+    if bound == f64::NEG_INFINITY {
+        "no bound".to_string()
+    } else {
+        format!("gap {:.1}%", afc_ir::lp::gap_percent(objective, bound))
+    }
+}
 
 /// The clustering a solve starts from: legal, with its values in the
 /// model and how it was found (`-v`: `greedy G` or `greedy G, rounded R`).
@@ -242,7 +257,7 @@ pub fn solve_checked(
     let value = incumbent.as_ref().map(|(_, v)| lp.value_of(v));
     let c = match (end, value) {
         (End::Optimal, Some(w)) => kept(format!("{}: optimal (objective {}{}{})", model, w, from, notes)),
-        (End::Stopped { bound, why }, Some(w)) => kept(format!("{}: best found, gap {:.1}%, {} (objective {}{}{})", model, afc_ir::lp::gap_percent(w, bound), why, w, from, notes)),
+        (End::Stopped { bound, why }, Some(w)) => kept(format!("{}: best found, {}, {} (objective {}{}{})", model, gap_text(w, bound), why, w, from, notes)),
         (End::Optimal | End::Stopped { .. } | End::Infeasible, _) => kept(format!("{}: greedy fallback: no solution found ({})", model, stopped)),
         (End::Legal, _) => {
             let checked = read(sol)
@@ -260,8 +275,8 @@ pub fn solve_checked(
                     c
                 }
                 (Ok(mut c), _) => {
-                    let gap = afc_ir::lp::gap_percent(sol.objective, bound.max(sol.bound));
-                    c.how = format!("{}: best found, gap {:.1}%, {} (objective {}{}{})", model, gap, stopped, sol.objective, from, notes);
+                    let gap = gap_text(sol.objective, bound.max(sol.bound));
+                    c.how = format!("{}: best found, {}, {} (objective {}{}{})", model, gap, stopped, sol.objective, from, notes);
                     c
                 }
                 (Err(e), SolveStatus::Optimal) => afc_ir::ice::fail("cluster", &format!("the {} solution for fn {} fails its check: {}", model, f.name, e), &lp.to_lp_format()),
@@ -483,6 +498,7 @@ fn stop_reason(cfg: &ClusterConfig, solved: &Solved) -> String {
 fn unsearched(solver: &dyn Solver, part: &afc_ir::lp::Part, relaxation: Option<&[f64]>, seconds: f64) -> Solution {
     let bound = match relaxation {
         Some(r) => part.lp.value_of(&part.restrict(r)),
+        None if nnz(&part.lp) > RELAX_NNZ => f64::NEG_INFINITY,
         None => {
             let r = solver.solve(&part.lp.relaxed(), Limits { nodes: 0, seconds, cutoff: None, heuristics: false });
             if r.status == SolveStatus::None {
