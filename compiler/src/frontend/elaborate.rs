@@ -5,6 +5,7 @@
 //! named after its `let` (`LET.K` when nested). Literal types are variables
 //! until the function is finished, then fixed and range-checked.
 
+use super::scopes::Scopes;
 use super::types::{from_ty, ITy, LitKind, Unifier};
 use afc_ir::ast::{self, BinOp, Expr, ExprKind, Lit, Pat, TypeExpr, UnOp};
 use afc_ir::diag::{Diagnostic, Span};
@@ -277,7 +278,7 @@ struct Elab<'a> {
     vars: Vec<(String, ITy, Span)>,
     nodes: Vec<Node>,
     targets: Vec<Target>,
-    scopes: Vec<(String, Val)>,
+    scopes: Scopes<Val>,
     scope_base: usize,
     worker_depth: usize,
     lits: Vec<Lits>,
@@ -293,7 +294,7 @@ impl<'a> Elab<'a> {
             vars: vec![],
             nodes: vec![],
             targets: vec![],
-            scopes: vec![],
+            scopes: Scopes::default(),
             scope_base: 0,
             worker_depth: 0,
             lits: vec![],
@@ -339,7 +340,7 @@ impl<'a> Elab<'a> {
     }
 
     fn lookup(&self, name: &str) -> Option<Val> {
-        self.scopes[self.scope_base..].iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+        self.scopes.get(name, self.scope_base).cloned()
     }
 
     // ------------------------------------------------------------ functions
@@ -349,7 +350,7 @@ impl<'a> Elab<'a> {
         for (name, t) in &it.params {
             let ty = resolve_type(t)?;
             let v = self.param_val(&name.name, &ty, name.span, &name.name, &mut params);
-            self.scopes.push((name.name.clone(), v));
+            self.scopes.push(name.name.clone(), v);
         }
         let ret = resolve_type(&it.ret)?;
         self.targets.push(Target::Top(vec![]));
@@ -475,7 +476,7 @@ impl<'a> Elab<'a> {
                         self.vars[x.0 as usize].0 = id.name.clone();
                     }
                 }
-                self.scopes.push((id.name.clone(), v.clone()));
+                self.scopes.push(id.name.clone(), v.clone());
                 Ok(())
             }
             Pat::Wild(_) => Ok(()),
@@ -632,7 +633,7 @@ impl<'a> Elab<'a> {
         if self.items.contains_key(n) || is_builtin_name(n) {
             return Diagnostic::error(span, format!("'{}' is a function; call it with arguments", n));
         }
-        let in_scope: Vec<&str> = self.scopes[self.scope_base..].iter().map(|(n, _)| n.as_str()).collect();
+        let in_scope: Vec<&str> = self.scopes.names_from(self.scope_base).collect();
         did_you_mean(Diagnostic::error(span, format!("unknown name '{}'", n)), n, in_scope.into_iter())
     }
 
@@ -965,7 +966,9 @@ impl<'a> Elab<'a> {
             bound.push((pn.name.clone(), v.clone()));
         }
         self.scope_base = self.scopes.len();
-        self.scopes.extend(bound);
+        for (n, v) in bound {
+            self.scopes.push(n, v);
+        }
         let r = self.block(item.body.as_ref().unwrap(), false);
         self.scopes.truncate(saved_len);
         self.scope_base = saved_base;
@@ -1377,7 +1380,7 @@ impl<'a> Elab<'a> {
                     if let Val::Scalar(Operand::Var(x), _) = &v {
                         self.vars[x.0 as usize].0 = p.name.clone();
                     }
-                    self.scopes.push((p.name.clone(), v));
+                    self.scopes.push(p.name.clone(), v);
                 }
                 let r = self.expr(body);
                 self.scopes.truncate(saved);

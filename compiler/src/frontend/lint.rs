@@ -14,6 +14,7 @@
 //! prove it.
 
 use afc_ir::ast::{self, BinOp, Block, Expr, ExprKind, Pat};
+use super::scopes::Scopes;
 use afc_ir::diag::{Diagnostic, Span};
 
 pub fn warnings(prog: &ast::Program) -> Vec<Diagnostic> {
@@ -27,7 +28,7 @@ pub fn warnings(prog: &ast::Program) -> Vec<Diagnostic> {
     }
     for it in &prog.items {
         let Some(body) = &it.body else { continue };
-        let mut l = Lint { scopes: vec![], out: &mut out };
+        let mut l = Lint { scopes: Scopes::default(), out: &mut out };
         for (p, _) in &it.params {
             l.bind(&p.name, p.span, Kind::Param);
         }
@@ -54,24 +55,24 @@ struct Binding {
 }
 
 struct Lint<'a> {
-    scopes: Vec<Binding>,
+    scopes: Scopes<Binding>,
     out: &'a mut Vec<Diagnostic>,
 }
 
 impl Lint<'_> {
     fn bind(&mut self, name: &str, span: Span, kind: Kind) {
-        self.scopes.push(Binding { name: name.to_string(), span, kind, used: false });
+        self.scopes.push(name.to_string(), Binding { name: name.to_string(), span, kind, used: false });
     }
 
     fn use_name(&mut self, name: &str) {
-        if let Some(b) = self.scopes.iter_mut().rev().find(|b| b.name == name) {
+        if let Some(b) = self.scopes.get_mut(name) {
             b.used = true;
         }
     }
 
     /// Ends the bindings made since `mark`, warning about the unused ones.
     fn close(&mut self, mark: usize) {
-        for b in self.scopes.drain(mark..) {
+        for (_, b) in self.scopes.drain_from(mark) {
             if b.used || b.name.starts_with('_') || b.kind == Kind::Lambda {
                 continue;
             }

@@ -5,6 +5,7 @@ pub mod elaborate;
 pub mod lexer;
 pub mod lint;
 pub mod parser;
+pub mod scopes;
 pub mod types;
 
 use afc_ir::diag::Diagnostic;
