@@ -103,6 +103,31 @@ void afc_rt_leave(void) { depth--; }
 
 typedef struct block { struct block *next; int cls; } block;
 
+/* A pooled block's data is off limits until it is handed out again, for
+ * the memory checkers: under valgrind (its client requests, no-ops
+ * otherwise, where its header is installed) and AddressSanitizer, a read
+ * or write of an array after afc_free is an error even though the block
+ * was kept, in compiled code too (valgrind). */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define POOLED_VG(p, n) VALGRIND_MAKE_MEM_NOACCESS(p, n)
+#define REUSED_VG(p, n) VALGRIND_MAKE_MEM_UNDEFINED(p, n)
+#endif
+#endif
+#ifndef POOLED_VG
+#define POOLED_VG(p, n) ((void)0)
+#define REUSED_VG(p, n) ((void)0)
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POOLED(p, n) (POOLED_VG(p, n), ASAN_POISON_MEMORY_REGION(p, n))
+#define REUSED(p, n) (ASAN_UNPOISON_MEMORY_REGION(p, n), REUSED_VG(p, n))
+#else
+#define POOLED(p, n) POOLED_VG(p, n)
+#define REUSED(p, n) REUSED_VG(p, n)
+#endif
+
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static block *pool[MAX_CLASS + 1];
 static int pool_len[MAX_CLASS + 1];
@@ -112,6 +137,9 @@ static int64_t live_count;
 /* Where a class's data starts past its allocation: its colour, then room
  * for the header. */
 static size_t offset_of(int cls) { return (cls >= COLOUR_FROM ? COLOUR : 0) + ALIGN; }
+
+/* The bytes a block of class `cls` holds from its data on. */
+static size_t room_of(int cls) { return ((size_t)1 << cls) - offset_of(cls); }
 
 static int class_of(size_t bytes) {
     int c = MIN_CLASS;
@@ -144,6 +172,8 @@ void *afc_alloc(size_t bytes) {
             return NULL;
         }
         b = (block *)((char *)p + offset_of(cls) - ALIGN);
+    } else {
+        REUSED((char *)b + ALIGN, room_of(cls));
     }
     b->cls = cls;
     return (char *)b + ALIGN;
@@ -159,6 +189,7 @@ void afc_free(void *data) {
         b->next = pool[cls];
         pool[cls] = b;
         pool_len[cls]++;
+        POOLED(data, room_of(cls));
         b = NULL;
     }
     pthread_mutex_unlock(&pool_lock);

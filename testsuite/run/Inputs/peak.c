@@ -3,7 +3,8 @@
  * intermediate is freed once the next map has read it (docs/strategy.md,
  * "Freeing"), so the call's peak memory is a few arrays, not 40: prints
  * how many arrays of the input's size the peak resident size grew by, and
- * checks the sum against plain C. Built with -include of chain's header. */
+ * checks the sum against plain C. Built with -include of chain's header;
+ * `peak N` runs it on N elements (default 2^20). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +16,8 @@ static long peak_kb(void) {
     return u.ru_maxrss;
 }
 
-int main(void) {
-    const int64_t n = 1 << 20;
+int main(int argc, char **argv) {
+    const int64_t n = argc > 1 ? atoll(argv[1]) : 1 << 20;
     double *xs = malloc(n * sizeof *xs);
     for (int64_t i = 0; i < n; i++) xs[i] = (double)(i % 1000) / 7.0;
     double want = 0;
@@ -30,7 +31,7 @@ int main(void) {
     afc_f64_1d in = {xs, {n}};
     int rc = chain(in, &got);
     long grew = peak_kb() - before;
-    printf("rc %d, sum %s, peak grew by %ld arrays\n", rc, fabs(got - want) <= 1e-9 * fabs(want) ? "ok" : "wrong", (grew * 1024 + n * 8 - 1) / (n * 8));
+    printf("rc %d, sum %s, peak grew by %ld arrays\n", rc, fabs(got - want) <= 1e-9 * fabs(want) ? "ok" : "wrong", (grew * 1024 + n * 8 - 1) / (n * 8 > 0 ? n * 8 : 1));
     free(xs);
     return 0;
 }
