@@ -805,18 +805,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.scalars.extend(vals);
         }
         for l in &owned {
-            match l {
-                LoopBody::Filter { count, .. } => {
-                    let v = if par.two_pass {
-                        let (slot, t) = tables[count];
-                        let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
-                        self.b.build_load(t, ep, &self.name(*count))?.into_int_value()
-                    } else {
-                        self.offsets(*count, &tables, chunks)?
-                    };
-                    self.scalars.insert(*count, v.into());
-                }
-                _ => {}
+            if let LoopBody::Filter { count, .. } = l {
+                let v = if par.two_pass {
+                    let (slot, t) = tables[count];
+                    let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
+                    self.b.build_load(t, ep, &self.name(*count))?.into_int_value()
+                } else {
+                    self.offsets(*count, &tables, chunks)?
+                };
+                self.scalars.insert(*count, v.into());
             }
         }
         Ok(())
