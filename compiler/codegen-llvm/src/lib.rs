@@ -192,6 +192,44 @@ pub struct Artifacts {
     pub obj: Option<Vec<u8>>,
 }
 
+impl Artifacts {
+    /// Each part length-prefixed (a missing one as length u64::MAX), to
+    /// come back from the child process that made them (`isolated`).
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![];
+        for part in [Some(self.llvm_ir.as_bytes()), self.asm.as_deref(), self.obj.as_deref()] {
+            match part {
+                Some(b) => {
+                    out.extend((b.len() as u64).to_le_bytes());
+                    out.extend(b);
+                }
+                None => out.extend(u64::MAX.to_le_bytes()),
+            }
+        }
+        out
+    }
+
+    fn from_bytes(mut b: &[u8]) -> Option<Artifacts> {
+        let mut parts = vec![];
+        for _ in 0..3 {
+            let (len, rest) = b.split_first_chunk::<8>()?;
+            let len = u64::from_le_bytes(*len);
+            if len == u64::MAX {
+                parts.push(None);
+                b = rest;
+                continue;
+            }
+            let len = usize::try_from(len).ok().filter(|&n| n <= rest.len())?;
+            parts.push(Some(rest[..len].to_vec()));
+            b = &rest[len..];
+        }
+        let obj = parts.pop()?;
+        let asm = parts.pop()?;
+        let llvm_ir = String::from_utf8(parts.pop()??).ok()?;
+        b.is_empty().then_some(Artifacts { llvm_ir, asm, obj })
+    }
+}
+
 /// LLVM's optimising machine code generation takes time quadratic in the
 /// length of a basic block (its two-address pass, on a value with many
 /// uses: a 200,000-term sum took over two minutes). A function with a
@@ -270,14 +308,89 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
     if let Err(e) = module.verify() {
         afc_ir::ice::fail("codegen", &format!("invalid LLVM IR: {}", e.to_string()), &module.print_to_string().to_string());
     }
-    let pipeline = format!("default<O{}>", opts.opt_level.min(3));
+    isolated(opts, |level| optimise_and_emit(&cx, &module, &tm, level, want_asm, want_obj))
+}
+
+/// Runs `run(opts.opt_level)` — LLVM's optimisation and code generation —
+/// in a child process, and uses its artifacts. LLVM is a library in afc's
+/// process, and some valid IR crashes it (LLVM 19 dies of a segmentation
+/// fault in InstSimplify on `minnum(minnum(0.0, t), copysign(0.0, t))`,
+/// which its own InstCombine makes of `min(min(0.0, t), t * 0.0)` for an
+/// integer t: docs/testing.md). Should the child die of a signal, afc
+/// runs the IR through no optimisation (`run(0)`, no InstCombine) and says
+/// so in a warning: a correct, slower object rather than afc killed by a
+/// signal.
+#[cfg(unix)]
+fn isolated(opts: &Options, run: impl Fn(u8) -> Result<Artifacts, String>) -> Result<Artifacts, String> {
+    if opts.opt_level == 0 {
+        return run(0);
+    }
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder for LLVM's output: {}", e))?;
+    let out = dir.path().join("artifacts");
+    // SAFETY: afc's compilation runs on one thread (its main thread only
+    // waits for it); the child runs LLVM on its copy of the module, writes
+    // one file and leaves with _exit, running no destructors.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return run(opts.opt_level);
+    }
+    if pid == 0 {
+        // LLVM's crash report would go to the user's terminal.
+        let null = std::ffi::CString::new("/dev/null").unwrap();
+        unsafe {
+            let fd = libc::open(null.as_ptr(), libc::O_WRONLY);
+            if fd >= 0 {
+                libc::dup2(fd, 2);
+            }
+        }
+        let code = match run(opts.opt_level) {
+            Ok(a) => match std::fs::write(&out, a.to_bytes()) {
+                Ok(()) => 0,
+                Err(_) => 2,
+            },
+            Err(e) => {
+                let _ = std::fs::write(&out, e.as_bytes());
+                1
+            }
+        };
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return run(opts.opt_level);
+        }
+    }
+    if libc::WIFSIGNALED(status) {
+        eprintln!(
+            "afc: warning: LLVM crashed optimising this program (signal {}, an LLVM bug); the object is compiled without optimisation",
+            libc::WTERMSIG(status)
+        );
+        return run(0);
+    }
+    let bytes = std::fs::read(&out).map_err(|e| format!("LLVM's output is missing: {}", e))?;
+    match libc::WEXITSTATUS(status) {
+        0 => Artifacts::from_bytes(&bytes).ok_or_else(|| "LLVM's output is unreadable".to_string()),
+        1 => Err(String::from_utf8_lossy(&bytes).to_string()),
+        _ => run(opts.opt_level),
+    }
+}
+
+#[cfg(not(unix))]
+fn isolated(opts: &Options, run: impl Fn(u8) -> Result<Artifacts, String>) -> Result<Artifacts, String> {
+    run(opts.opt_level)
+}
+
+/// LLVM's pass pipeline at `level`, then the text, assembly and object.
+fn optimise_and_emit(cx: &Context, module: &inkwell::module::Module, tm: &inkwell::targets::TargetMachine, level: u8, want_asm: bool, want_obj: bool) -> Result<Artifacts, String> {
+    let pipeline = format!("default<O{}>", level.min(3));
     let pbo = PassBuilderOptions::create();
-    pbo.set_loop_vectorization(opts.opt_level >= 2);
-    pbo.set_loop_slp_vectorization(opts.opt_level >= 2);
-    pbo.set_loop_unrolling(opts.opt_level >= 2);
-    module.run_passes(&pipeline, &tm, pbo).map_err(|e| e.to_string())?;
-    if opts.opt_level > 0 {
-        selects::integer_selects(&cx, &module);
+    pbo.set_loop_vectorization(level >= 2);
+    pbo.set_loop_slp_vectorization(level >= 2);
+    pbo.set_loop_unrolling(level >= 2);
+    module.run_passes(&pipeline, tm, pbo).map_err(|e| e.to_string())?;
+    if level > 0 {
+        selects::integer_selects(cx, module);
         for func in module.get_functions() {
             if longest_block(func) > HUGE_BLOCK {
                 let kind = inkwell::attributes::Attribute::get_named_enum_kind_id;
@@ -290,12 +403,12 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
     }
     let llvm_ir = module.print_to_string().to_string();
     let asm = if want_asm {
-        Some(tm.write_to_memory_buffer(&module, FileType::Assembly).map_err(|e| e.to_string())?.as_slice().to_vec())
+        Some(tm.write_to_memory_buffer(module, FileType::Assembly).map_err(|e| e.to_string())?.as_slice().to_vec())
     } else {
         None
     };
     let obj = if want_obj {
-        Some(tm.write_to_memory_buffer(&module, FileType::Object).map_err(|e| e.to_string())?.as_slice().to_vec())
+        Some(tm.write_to_memory_buffer(module, FileType::Object).map_err(|e| e.to_string())?.as_slice().to_vec())
     } else {
         None
     };
