@@ -24,6 +24,9 @@ driver, which costs a quarter of checking each alone; a program the batch
 finds wrong is checked alone with check-run.sh, which reports it. J batches
 are checked at once (AFC_FUZZ_JOBS, default 1), each by a process of its
 own; programs and reports stay in order, so a seed gives the same run.
+A batch that LLVM crashed on (afc warns and compiles it unoptimised, an
+LLVM bug it survives: llvm/llvm-crash.acc) is checked as any other and
+reported in a NOTE line and the final count.
 --only REGEX checks only the programs whose source matches (say
 'cross[(]' to hunt among the crosses, which are one program in twelve)."""
 import argparse
@@ -627,14 +630,16 @@ def batched(k):
     return "batched%d" % k
 
 
-def check_batch(tmp, batch, variant):
+def check_batch(tmp, batch, variant, crashes=None):
     """Checks several programs at once, as check-run.sh checks one: their
     functions (f renamed batched0, batched1, …, their helpers apart) in one file,
     compiled once per fusion mode, called from one C driver per storage on
     1, 2 and 7 workers, each function's output and status against the
     interpreter's. Returns the indices in `batch` that may fail, for
     check_one to confirm and report, and whether that is the whole batch
-    because it could not be compiled or a driver did not finish."""
+    because it could not be compiled or a driver did not finish. The
+    fusion modes in which LLVM crashed (afc warns and compiles the batch
+    unoptimised: an LLVM bug, not a mismatch) go to `crashes`."""
     srcs = []
     for k, (_, _, src, _) in enumerate(batch):
         src = re.sub(r"\b(rec\d+)\b", lambda m: "%s_%d" % (m.group(1), k), src)
@@ -689,6 +694,8 @@ def check_batch(tmp, batch, variant):
         c = subprocess.run([AFC, path, "--verify", "--strict-fp", "--fusion=" + mode, "-O" + env["OPT"], "--parallel-grain", env["GRAIN"]] + extra + ["-o", obj], capture_output=True)
         if c.returncode != 0:
             return everything, True
+        if crashes is not None and b"LLVM crashed" in c.stderr:
+            crashes.append(mode)
         for storage, dobj in drivers.items():
             exe = os.path.join(tmp, "driver")
             if subprocess.run(["cc", dobj, obj] + link + [os.path.join(ROOT, "build", "libafcrt.a"), "-lgomp", "-lm", "-lpthread", "-o", exe]).returncode != 0:
@@ -721,7 +728,8 @@ def check_batch(tmp, batch, variant):
 def batch_job(batch, variant):
     """check_batch in a process of its own (--jobs), in a folder of its own."""
     with tempfile.TemporaryDirectory() as tmp:
-        return check_batch(tmp, batch, variant)
+        crashes = []
+        return check_batch(tmp, batch, variant, crashes) + (crashes,)
 
 
 def same_values(want, got):
@@ -771,8 +779,14 @@ def main():
         pool = concurrent.futures.ProcessPoolExecutor(a.jobs) if a.jobs > 1 else None
         running = collections.deque()
 
-        def settle(batch, variant, suspects, whole):
-            nonlocal failures
+        llvm_crashes = 0
+
+        def settle(batch, variant, suspects, whole, crashes=()):
+            nonlocal failures, llvm_crashes
+            if crashes:
+                # Not a mismatch: LLVM's bug, which afc survives (llvm/llvm-crash.acc).
+                llvm_crashes += 1
+                print("NOTE programs %d-%d (seed %d%s): LLVM crashed optimising them under --fusion=%s; afc compiled them unoptimised" % (batch[0][0], batch[-1][0], a.seed, describe(variant), ",".join(crashes)))
             found = [k for k in sorted(suspects) if report(*batch[k], variant)]
             alone = len(batch) > 1 and not found
             if whole and alone:
@@ -798,7 +812,8 @@ def main():
                     f, b, bar = running.popleft()
                     settle(b, bar, *f.result())
             else:
-                settle(pending, variant, *check_batch(tmp, pending, variant))
+                crashes = []
+                settle(pending, variant, *check_batch(tmp, pending, variant, crashes), crashes)
             pending = []
 
         i, checked = -1, 0
@@ -827,7 +842,7 @@ def main():
         # wakes its closed pipe (OSError: Bad file descriptor).
         if pool:
             pool.shutdown()
-    print("%d passed, %d failed" % (a.count - failures, failures))
+    print("%d passed, %d failed%s" % (a.count - failures, failures, ", LLVM crashed on %d batches (handled)" % llvm_crashes if llvm_crashes else ""))
     sys.exit(1 if failures else 0)
 
 
