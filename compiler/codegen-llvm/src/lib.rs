@@ -362,6 +362,13 @@ fn isolated(opts: &Options, run: impl Fn(u8) -> Result<Artifacts, String>) -> Re
         }
     }
     if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        if [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT].contains(&sig) {
+            // Interrupted, not crashed (a Ctrl-C reaches the child too):
+            // afc ends as the interrupt says.
+            unsafe { libc::raise(sig) };
+            return Err(format!("interrupted by signal {}", sig));
+        }
         eprintln!(
             "afc: warning: LLVM crashed optimising this program (signal {}, an LLVM bug); the object is compiled without optimisation",
             libc::WTERMSIG(status)
