@@ -151,7 +151,7 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     // allows) in the widest vectors it has for the target; sqrt has its
     // own instruction.
     place_results(f);
-    let keep: IndexSet<VarId> = f.results.iter().filter_map(|l| if let afc_ir::labelled::Operand::Var(v) = l.value { Some(v) } else { None }).collect();
+    let keep: IndexSet<VarId> = f.made_results().into_iter().collect();
     let steps = std::mem::take(&mut f.steps);
     let steps = place_frees(f, steps, &keep);
     f.steps = steps;
@@ -253,10 +253,17 @@ fn place_frees(f: &Function, steps: Vec<Step>, keep: &IndexSet<VarId>) -> Vec<St
         };
         made.extend(arrays.into_iter().filter(|v| f.var(*v).ty.is_array() && !keep.contains(v)).map(|v| (i, v)));
     }
-    let mentions: Vec<IndexSet<VarId>> = steps.iter().map(|s| f.step_arrays(s)).collect();
+    // The last step naming each array: one pass over the steps (a search
+    // from the end per array was quadratic in a long function's nests).
+    let mut last_named: std::collections::HashMap<VarId, usize> = std::collections::HashMap::new();
+    for (i, s) in steps.iter().enumerate() {
+        for v in f.step_arrays(s) {
+            last_named.insert(v, i);
+        }
+    }
     let mut after: Vec<Vec<VarId>> = vec![vec![]; steps.len()];
     for (def, v) in made {
-        let last = (def..steps.len()).rev().find(|&i| mentions[i].contains(&v)).unwrap_or(def);
+        let last = last_named.get(&v).copied().unwrap_or(def).max(def);
         if !after[last].contains(&v) {
             after[last].push(v);
         }
