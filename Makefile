@@ -1,12 +1,15 @@
 # afc — `make demo`, `make test`, `make bench`, `make install`, `make fuzz`.
 # Each installs what it needs on a fresh Debian machine (LLVM 19, CBC, lit,
-# and cmake, pkg-config, graphviz, valgrind for the tests) before building.
+# libclang and cmake for HiGHS, and pkg-config, graphviz, valgrind for the
+# tests) before building.
 
 LLVM_PREFIX ?= /usr/lib/llvm-19
 export LLVM_SYS_191_PREFIX := $(LLVM_PREFIX)
+# bindgen (highs-sys, which builds HiGHS from source with cmake) loads libclang.
+export LIBCLANG_PATH := $(LLVM_PREFIX)/lib
 export PATH := $(LLVM_PREFIX)/bin:$(HOME)/.cargo/bin:$(PATH)
 
-APT_PACKAGES := llvm-19-dev llvm-19-tools libpolly-19-dev coinor-libcbc-dev zlib1g-dev libzstd-dev g++ python3-pip cmake pkg-config graphviz valgrind
+APT_PACKAGES := llvm-19-dev llvm-19-tools libpolly-19-dev libclang-19-dev coinor-libcbc-dev zlib1g-dev libzstd-dev g++ python3-pip cmake pkg-config graphviz valgrind
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTHON ?= python3
 BUILD := build

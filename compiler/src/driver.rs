@@ -54,10 +54,28 @@ const EXIT_CODES: &str = "Exit status:
   3   --interpret: the function failed at run time (its error is printed)
   70  internal compiler error (a bug in afc; details in the file it names)";
 
-/// `afc --version`: afc's version and the LLVM and CBC it was built with.
+/// `afc --version`: afc's version and the LLVM and solvers it was built with.
 fn long_version() -> &'static str {
     static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    TEXT.get_or_init(|| format!("{}\nLLVM {}\nCBC {}", env!("CARGO_PKG_VERSION"), afc_codegen_llvm::llvm_version(), afc_cluster_cbc::version()))
+    TEXT.get_or_init(|| format!("{}\nLLVM {}\nHiGHS {}\nCBC {}", env!("CARGO_PKG_VERSION"), afc_codegen_llvm::llvm_version(), afc_cluster_highs::version(), afc_cluster_cbc::version()))
+}
+
+/// The clustering ILP's solver (`--solver`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SolverKind {
+    /// HiGHS: the default (docs/ilp.md, "Solvers").
+    Highs,
+    /// COIN-OR CBC.
+    Cbc,
+}
+
+impl SolverKind {
+    pub fn solver(self) -> &'static (dyn afc_ir::lp::Solver + Sync) {
+        match self {
+            SolverKind::Highs => &afc_cluster_highs::Highs,
+            SolverKind::Cbc => &afc_cluster_cbc::Cbc,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -152,6 +170,9 @@ pub struct Cli {
     /// clustering found is used when it is reached.
     #[arg(long, value_name = "N")]
     pub ilp_nodes: Option<u64>,
+    /// The ILP solver: `highs` (default) or `cbc` (docs/ilp.md, "Solvers").
+    #[arg(long, value_enum, default_value = "highs")]
+    pub solver: SolverKind,
     /// Seconds the ILP solver may spend on one function: a safety net that
     /// makes the result depend on the machine's speed, reported when it
     /// fires (-v).
@@ -284,7 +305,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
     let llc_bytes = crate::strategy::llc_bytes(cli.cache_size, cli.target.is_none() && native);
     let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes, compress_bits: afc_codegen_llvm::compress_bits(&copts), math_bits: afc_codegen_llvm::math_bits(&copts) };
     let opts = Options {
-        cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, cost, nodes: cli.ilp_nodes, time_limit: cli.ilp_time_limit, solver: &afc_cluster_cbc::Cbc },
+        cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, cost, nodes: cli.ilp_nodes, time_limit: cli.ilp_time_limit, solver: cli.solver.solver() },
         strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts), sequential: cli.sequential, grain: cli.parallel_grain, barrier: cli.two_pass == TwoPass::Barrier },
         verify: cli.verify || cfg!(debug_assertions),
         verbose: cli.verbose,
@@ -344,7 +365,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
                         Emit::Sizes => text_out += &afc_ir::sizes::print(f, &fs.sizes),
                         Emit::Graph => text_out += &afc_ir::graph::print(f, &fs.graph, &fs.sizes),
                         Emit::Ilp => match cli.ilp_model {
-                            IlpModel::Edge => text_out += &crate::cluster::ilp::model(f, &fs.graph, opts.cluster.cost, false).lp.to_lp_format(),
+                            IlpModel::Edge => text_out += &crate::cluster::ilp::solved_model(f, &fs.graph, &opts.cluster).0.lp.to_lp_format(),
                             // The model as the solve left it: with the rows it added.
                             IlpModel::Lazy => text_out += &crate::cluster::ilp::solve(f, &fs.graph, &opts.cluster).1.to_lp_format(),
                             IlpModel::Pairs => text_out += &crate::cluster::pairs::model(f, &fs.graph).lp.to_lp_format(),

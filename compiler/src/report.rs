@@ -134,6 +134,9 @@ fn is_order_row(name: &str) -> bool {
 #[allow(clippy::too_many_arguments)]
 fn with_edge_fused(g: &DepGraph, reach: &Reach, m: &crate::cluster::ilp::Model, a: NodeId, b: NodeId, order: u32, chosen: f64, cfg: &ClusterConfig) -> Why {
     let Some(x) = m.fused_edges.get(&(a, b)) else { return Why::Unknown };
+    if m.order_apart.contains(&(a, b)) {
+        return Why::Order { order };
+    }
     let mut lp = m.lp.clone();
     lp.row(format!("report_fuse_{}_{}", a.0, b.0), vec![(*x, 1.0)], 0.0, 0.0);
     let solve = |lp: &mut afc_ir::lp::Lp| crate::cluster::solve_rounds(cfg, lp, &mut None, None, |v| m.cuts(g, reach, v), |_| None);

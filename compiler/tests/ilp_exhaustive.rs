@@ -33,6 +33,9 @@ fn partitions(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// Every solver (`--solver`).
+const SOLVERS: [&(dyn afc_ir::lp::Solver + Sync); 2] = [&afc_cluster_highs::Highs, &afc_cluster_cbc::Cbc];
+
 /// Every cost model (`--cost`).
 const MODELS: [CostModel; 6] = [CostModel::Traffic, CostModel::Bytes, CostModel::Robinson, CostModel::Edges, CostModel::Arrays, CostModel::Accesses];
 
@@ -51,7 +54,7 @@ fn sized(count: usize) -> (u64, usize) {
 fn ilp_choice_is_the_cheapest_legal_clustering() {
     let (seed, count) = sized(40);
     let mut rng = Rng(0x9E3779B97F4A7C15 ^ seed);
-    let (mut checked, mut split) = (0, 0);
+    let (mut checked, mut split, mut cut) = (0, 0, 0);
     for _ in 0..count {
         let n = 2 + rng.below(5);
         let src = random_program(&mut rng, n);
@@ -66,7 +69,8 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
             model: CostModel,
             ilp: afc::cluster::ilp::Model,
             weights: Weights,
-            chosen: Clustering,
+            /// The clustering each solver chose: HiGHS, CBC.
+            chosen: Vec<Clustering>,
             best: f64,
             best_c: String,
             offset: Option<f64>,
@@ -75,8 +79,11 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
             .iter()
             .map(|&model| {
                 let cfg = ClusterConfig { cost: model, ..common::options(FusionMode::Ilp).cluster };
-                let chosen = afc::cluster::ilp::cluster(f, g, &cfg);
-                Under { model, ilp: afc::cluster::ilp::model(f, g, model, false), weights: Weights::of(model, f, g, &reach), chosen, best: f64::INFINITY, best_c: String::new(), offset: None }
+                let chosen = SOLVERS.iter().map(|s| afc::cluster::ilp::cluster(f, g, &ClusterConfig { solver: *s, ..cfg.clone() })).collect();
+                // The model as solved, root cuts included: every legal
+                // clustering must satisfy them too.
+                let ilp = afc::cluster::ilp::solved_model(f, g, &cfg).0;
+                Under { model, ilp, weights: Weights::of(model, f, g, &reach), chosen, best: f64::INFINITY, best_c: String::new(), offset: None }
             })
             .collect();
         let value = |u: &Under, c: &Clustering| {
@@ -118,27 +125,32 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
         }
         assert!(legal > 0);
         for u in &under {
-            let chosen = value(u, &u.chosen);
-            assert!(
-                chosen <= u.best + 1e-6,
-                "--cost={}: ILP chose cost {} but a legal clustering costs {}\n{}\n{}\nbest:\n{}",
-                u.model.name(),
-                chosen,
-                u.best,
-                src,
-                afc_ir::cluster::print(f, &u.chosen),
-                u.best_c
-            );
+            for (c, solver) in u.chosen.iter().zip(SOLVERS) {
+                let chosen = value(u, c);
+                assert!(
+                    chosen <= u.best + 1e-6,
+                    "--cost={} ({:?}): ILP chose cost {} but a legal clustering costs {}\n{}\n{}\nbest:\n{}",
+                    u.model.name(),
+                    solver,
+                    chosen,
+                    u.best,
+                    src,
+                    afc_ir::cluster::print(f, c),
+                    u.best_c
+                );
+            }
         }
         // The pipeline's clustering is the default model's (its traversal
         // orders, the solver's, may beat the enumeration's default ones).
         assert!(value(&under[0], &fs.clustering) <= under[0].best + 1e-6, "{}", src);
         // Models of independent parts are solved part by part (docs/ilp.md).
-        split += under[0].chosen.how.contains(" parts)") as usize;
+        split += under[0].chosen[0].how.contains(" parts)") as usize;
+        cut += under[0].ilp.lp.rows.iter().any(|r| r.name.starts_with("cut_")) as usize;
         checked += 1;
     }
     assert_eq!(checked, count);
     assert!(count < 20 || split > 0, "no program was solved in independent parts: the split is not exercised");
+    assert!(count < 20 || cut > 0, "no program got root cuts: they are not exercised");
 }
 
 #[test]
@@ -219,7 +231,7 @@ fn rounded_warm_starts_are_legal_and_no_dearer_than_greedy() {
         for model in [afc::cluster::IlpModel::Edge, afc::cluster::IlpModel::Lazy] {
             let cfg = ClusterConfig { model, ..common::options(FusionMode::Ilp).cluster };
             let m = afc::cluster::ilp::model(f, g, CostModel::Traffic, model == afc::cluster::IlpModel::Lazy);
-            let w = afc::cluster::ilp::warm_start(f, g, &cfg, &m);
+            let w = afc::cluster::ilp::warm_start(f, g, &cfg, &m, None);
             verify(f, g, &w.clustering).unwrap_or_else(|e| panic!("{}\n{}", e, src));
             m.lp.feasible(&w.values).unwrap_or_else(|e| panic!("{}\n{}", e, src));
             let greedy = afc::cluster::greedy::cluster(f, g);

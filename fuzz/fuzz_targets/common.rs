@@ -7,7 +7,7 @@ use afc::pipeline::Options;
 
 pub fn options(mode: FusionMode) -> Options {
     Options {
-        cluster: ClusterConfig { mode, model: IlpModel::Edge, cost: CostModel::Traffic, nodes: Some(50), time_limit: 2.0, solver: &afc_cluster_cbc::Cbc },
+        cluster: ClusterConfig { mode, model: IlpModel::Edge, cost: CostModel::Traffic, nodes: Some(50), time_limit: 2.0, solver: &afc_cluster_highs::Highs },
         strategy: Default::default(),
         verify: true,
         verbose: false,

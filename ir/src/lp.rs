@@ -60,12 +60,14 @@ pub enum SolveStatus {
 /// bound (the same model stops at the same point on any machine); the
 /// wall-clock limit is a safety net, reported when it fires.
 #[derive(Clone, Copy, Debug)]
-pub struct Limits {
+pub struct Limits<'a> {
     pub nodes: u64,
     pub seconds: f64,
-    /// The objective of a known solution (the warm start): the solver need
-    /// not find any worse, and prunes every branch that cannot beat it.
-    pub cutoff: Option<f64>,
+    /// A known feasible point (the warm start): only a solution at least as
+    /// good counts (objective at most half a unit above its: objectives
+    /// are sums of integer weights), every branch that cannot give one is
+    /// pruned, and none is `SolveStatus::None`.
+    pub start: Option<&'a [f64]>,
     /// Whether the solver runs its primal heuristics (CBC's feasibility
     /// pump, RINS, …). Off where a repair heuristic of afc's own supplies
     /// the incumbents (`--ilp-model=lazy`).
@@ -107,9 +109,37 @@ pub fn gap_percent(objective: f64, bound: f64) -> f64 {
 /// A mixed-integer solver: afc's passes take one as a parameter, so they
 /// build and test without a particular solver (afc-cluster-cbc is CBC).
 pub trait Solver: std::fmt::Debug {
-    /// Minimises `lp` within `limits`. With a cutoff, `SolveStatus::None`
-    /// and `Stop::Finished` mean that no solution beats the cutoff.
-    fn solve(&self, lp: &Lp, limits: Limits) -> Solution;
+    /// Minimises `lp` within `limits`. With a start, `SolveStatus::None`
+    /// and `Stop::Finished` mean that no solution is as good as the start.
+    fn solve(&self, lp: &Lp, limits: Limits<'_>) -> Solution;
+    /// `lp`'s linear relaxation, to be solved again as rows are added (the
+    /// root cuts' rounds): a solver that can starts each solve from the
+    /// last one's basis.
+    fn relaxation(&self, lp: &Lp) -> Box<dyn Relaxation + '_>;
+}
+
+/// A linear relaxation solved again and again as rows are added.
+pub trait Relaxation {
+    fn add_rows(&mut self, rows: &[Row]);
+    /// An optimal point, or None (infeasible, or stopped by the time limit).
+    fn solve(&mut self, seconds: f64) -> Option<Vec<f64>>;
+}
+
+/// A relaxation solved from scratch each time, for solvers that cannot
+/// start from a basis.
+pub struct Resolve<'a> {
+    pub solver: &'a dyn Solver,
+    pub lp: Lp,
+}
+
+impl Relaxation for Resolve<'_> {
+    fn add_rows(&mut self, rows: &[Row]) {
+        self.lp.rows.extend_from_slice(rows);
+    }
+    fn solve(&mut self, seconds: f64) -> Option<Vec<f64>> {
+        let sol = self.solver.solve(&self.lp, Limits { nodes: 0, seconds, start: None, heuristics: false });
+        (sol.status != SolveStatus::None).then_some(sol.values)
+    }
 }
 
 impl Solution {

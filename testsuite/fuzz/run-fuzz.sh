@@ -28,10 +28,9 @@ for t in $targets; do
   find "$root/testsuite" "$root/examples" -name '*.acc' -not -path '*/bench/*' | while read -r f; do
     cp "$f" "$corpus/seed-$(echo "$f" | md5sum | cut -c1-12).acc"
   done
-  # CBC (C++, not instrumented) never releases a few kilobytes it
-  # allocates once (5.6 KB after 26,000 solves: not per solve), which
-  # LeakSanitizer reports: the pipeline and codegen targets, which run the
-  # ILP, do not check leaks.
+  # The ILP solvers' C++ code is not instrumented (CBC never released a
+  # few kilobytes it allocates once, which LeakSanitizer reported): the
+  # pipeline and codegen targets, which run the ILP, do not check leaks.
   leaks=1
   case "$t" in pipeline | codegen) leaks=0 ;; esac
   echo "== fuzz $t for ${seconds} s"

@@ -11,8 +11,12 @@ use coin_cbc::{Col, Model, Sense};
 pub struct Cbc;
 
 impl afc_ir::lp::Solver for Cbc {
-    fn solve(&self, lp: &Lp, limits: Limits) -> Solution {
+    fn solve(&self, lp: &Lp, limits: Limits<'_>) -> Solution {
         solve(lp, limits)
+    }
+    /// CBC's C interface keeps no basis between solves: each is anew.
+    fn relaxation(&self, lp: &Lp) -> Box<dyn afc_ir::lp::Relaxation + '_> {
+        Box::new(afc_ir::lp::Resolve { solver: self, lp: lp.relaxed() })
     }
 }
 
@@ -21,7 +25,7 @@ pub fn version() -> &'static str {
     coin_cbc::raw::Model::version()
 }
 
-pub fn solve(lp: &Lp, limits: Limits) -> Solution {
+pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
     let mut m = Model::default();
     m.set_parameter("log", "0");
     m.set_parameter("logLevel", "0");
@@ -60,8 +64,9 @@ pub fn solve(lp: &Lp, limits: Limits) -> Solution {
         m.set_obj_coeff(cols[v.0], *c);
     }
     m.set_obj_sense(Sense::Minimize);
-    if let Some(cutoff) = limits.cutoff {
-        m.set_parameter("cutoff", &format!("{}", cutoff));
+    // Half a unit above the start keeps solutions as good as it out.
+    if let Some(start) = limits.start {
+        m.set_parameter("cutoff", &format!("{}", lp.value_of(start) + 0.5));
     }
     let sol = m.solve();
     let raw = sol.raw();

@@ -7,6 +7,7 @@
 //! `r_V_K` (1 = the K-th reader of array V reads it from memory anew).
 
 use super::cost::{may_share, CostModel, Weights};
+use super::orders::{self, OrderVars};
 use super::{order_clusters, Groups};
 use afc_ir::cluster::Clustering;
 use afc_ir::graph::{DepGraph, Reach, SIBLING_WINDOW};
@@ -27,11 +28,39 @@ pub struct Model {
     pub fused_edges: IndexMap<(NodeId, NodeId), LpVar>,
     pub fused_siblings: IndexMap<(NodeId, NodeId), LpVar>,
     pub manifest: IndexMap<VarId, LpVar>,
-    /// `o_N`: the traversal order of node N.
-    pub order: Vec<LpVar>,
-    /// `r_V_K` with the reader's edge variable (None = always reads anew)
-    /// and the sibling variables of the earlier readers it may share with.
-    pub reads: Vec<(LpVar, Option<LpVar>, Vec<LpVar>)>,
+    /// `o_N`, the traversal order of node N, and its indicators.
+    pub orders: OrderVars,
+    /// Fusible edges whose ends share no traversal order (fixed apart).
+    pub order_apart: indexmap::IndexSet<(NodeId, NodeId)>,
+    /// Every `r_V_K` and what it is made of.
+    pub reads: Vec<Read>,
+}
+
+/// A later reader's `r_V_K` (docs/ilp.md, "Shared reads").
+pub struct Read {
+    pub r: LpVar,
+    /// The reader's edge from V's producer (None: it always reads anew).
+    pub f_k: Option<LpVar>,
+    /// `s` with the earlier readers it may share with, in the form
+    /// `r ≥ f_k − Σ (1 − s)` (readers past the sibling window).
+    pub apart: Vec<LpVar>,
+    /// Or, in the representative form, `y` per earlier reader.
+    pub reps: Vec<Rep>,
+}
+
+/// `y_V_J_K`: reader K shares the read that reader J, the first of their
+/// group, pays.
+pub struct Rep {
+    pub y: LpVar,
+    /// `s_JK`.
+    pub s: LpVar,
+    /// J's `s` with the readers before it: J is the first of its group
+    /// when it shares with none of them.
+    pub earlier: Vec<LpVar>,
+    /// J's edge from the producer (None: J reads anew if it reads).
+    pub reads: Option<LpVar>,
+    /// J is the first reader of a parameter: it always reads.
+    pub always: bool,
 }
 
 impl Model {
@@ -55,8 +84,8 @@ impl Model {
         }
         for n in g.nodes() {
             v[self.pi[n.0 as usize].0] = position[of[&n]];
-            v[self.order[n.0 as usize].0] = orders[n.0 as usize] as f64;
         }
+        self.orders.assign(&mut v, &orders);
         let apart = |a: NodeId, b: NodeId| if of[&a] == of[&b] { 0.0 } else { 1.0 };
         for ((a, b), x) in &self.fused_edges {
             v[x.0] = apart(*a, *b);
@@ -71,10 +100,17 @@ impl Model {
         for (arr, m) in &self.manifest {
             v[m.0] = if manifest.contains(arr) { 1.0 } else { 0.0 };
         }
-        for (r, fk, sibs) in &self.reads {
-            let fv = fk.map(|x| v[x.0]).unwrap_or(1.0);
-            let shared: f64 = sibs.iter().map(|s| 1.0 - v[s.0]).sum();
-            v[r.0] = (fv - shared).max(0.0);
+        for read in &self.reads {
+            let fv = read.f_k.map(|x| v[x.0]).unwrap_or(1.0);
+            let mut shared: f64 = read.apart.iter().map(|s| 1.0 - v[s.0]).sum();
+            for p in &read.reps {
+                // The first of the group, which reads from memory.
+                let first = p.earlier.iter().all(|s| v[s.0] == 1.0);
+                let reads = p.always || p.reads.is_none_or(|x| v[x.0] == 1.0);
+                v[p.y.0] = if v[p.s.0] == 0.0 && first && reads { 1.0 } else { 0.0 };
+                shared += v[p.y.0];
+            }
+            v[read.r.0] = (fv - shared).max(0.0);
         }
         v
     }
@@ -407,6 +443,37 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
         }
         fused_siblings.insert((a, b), lp.binary(format!("s_{}_{}", a.0, b.0)));
     }
+
+    // Traversal orders (papers/002 §4.2, docs/ilp.md "Traversal orders"):
+    // a node produces its output in order 0, 1, or a gather's label when
+    // it is evaluated at that gather's indices; a fused edge needs the
+    // consumer's read order (its own; the opposite for a reverse; the label
+    // for a gather's source) to be the producer's, and a shared read one
+    // read order. One binary per node and possible order (orders.rs); an
+    // edge or pair whose two sides share no order is apart (fixed at 1)
+    // before the rows below are built from the fixed edges.
+    let orders = OrderVars::new(&mut lp, orders::domains(f, g, |a, b| reach.preventing_path(a, b)));
+    let mut order_apart = indexmap::IndexSet::new();
+    for ((a, b), x) in &fused_edges {
+        let arr = g.edge(*a, *b).unwrap().vars[0];
+        let reads = orders.reads(f, g, arr, *b);
+        let side = |producer: bool, k: u32| if producer { orders.is(*a, k) } else { orders.reads_in(f, g, arr, *b, k) };
+        if !orders::agree(&mut lp, &format!("order_{}_{}", a.0, b.0), *x, &orders.domain[a.0 as usize], &reads, side) {
+            lp.vars[x.0].lo = 1.0;
+            order_apart.insert((*a, *b));
+        }
+    }
+    {
+        let sibs = g.siblings();
+        for ((a, b), s) in &fused_siblings {
+            let arr = sibs[&(*a, *b)][0];
+            let (ra, rb) = (orders.reads(f, g, arr, *a), orders.reads(f, g, arr, *b));
+            let side = |first: bool, k: u32| orders.reads_in(f, g, arr, if first { *a } else { *b }, k);
+            if !orders::agree(&mut lp, &format!("sib_order_{}_{}", a.0, b.0), *s, &ra, &rb, side) {
+                lp.vars[s.0].lo = 1.0;
+            }
+        }
+    }
     let mut placed = fixedbitset::FixedBitSet::with_capacity(g.len());
     if !lazy {
         lp.rows.extend(position_rows(g, &pi, &span, &fused_edges, &fused_siblings, &mut placed, (0..g.len()).collect()));
@@ -494,83 +561,36 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
         }
     }
 
-    // Traversal orders (papers/002 §4.2): o_a is the order node a
-    // produces its output in: 0, 1, or a gather's label (2 ..= g+1) when it
-    // is evaluated at that gather's indices. A fused edge needs the
-    // consumer's read order (its own; the opposite for a reverse; the label
-    // for a gather's source) to be the producer's; a shared read needs one
-    // read order; only maps, generates and gathers may take a label.
-    let gcount = g.gathers() as f64;
-    let big = gcount + 2.0;
+    // A node runs at a gather's label k only to feed a fused consumer
+    // that reads it at k: [o_a = k] + Σ x ≤ |E_k| over those out-edges.
+    // A gather runs at one only with its index arrays in memory, checked
+    // whole before its nest: [o_a ≥ 2] ≤ x for the fusible edge that brings
+    // each.
     let producers = f.producers();
-    let order: Vec<LpVar> = g
-        .nodes()
-        .map(|a| {
-            let node = f.node(a);
-            let whole = node.outputs().iter().any(|v| g.forced_manifest.contains(v));
-            let (lo, hi) = match node.fixed_order() {
-                Some(o) => (o as f64, o as f64),
-                None if f.may_take_label(a) && !whole => (0.0, 1.0 + gcount),
-                None => (0.0, 1.0),
-            };
-            lp.var(format!("o_{}", a.0), lo, hi, true)
-        })
-        .collect();
-    // The order in which c reads x, as linear terms plus a constant.
-    let read_order = |x: VarId, c: NodeId| -> (Vec<(LpVar, f64)>, f64) {
-        if let Some(l) = g.gathered_order(x, c) {
-            (vec![], l as f64)
-        } else if f.node(c).flips_order() {
-            (vec![(order[c.0 as usize], -1.0)], 1.0)
-        } else {
-            (vec![(order[c.0 as usize], 1.0)], 0.0)
+    for a in g.nodes() {
+        let dom = &orders.domain[a.0 as usize];
+        if !dom.iter().any(|k| *k >= 2) {
+            continue;
         }
-    };
-    for ((a, b), x) in &fused_edges {
-        let arr = g.edge(*a, *b).unwrap().vars[0];
-        let (rt, rc) = read_order(arr, *b);
-        // −M·x ≤ o_a − read(b) ≤ M·x
-        let mut lo = vec![(order[a.0 as usize], 1.0), (*x, big)];
-        lo.extend(rt.iter().map(|(v, c)| (*v, -c)));
-        lp.row(format!("order_lo_{}_{}", a.0, b.0), lo, rc, f64::INFINITY);
-        let mut hi = vec![(order[a.0 as usize], 1.0), (*x, -big)];
-        hi.extend(rt.iter().map(|(v, c)| (*v, -c)));
-        lp.row(format!("order_hi_{}_{}", a.0, b.0), hi, f64::NEG_INFINITY, rc);
-    }
-    // A node runs at a gather's label only to feed a fused consumer there:
-    // o_a ≤ 1 + g·(number of its fused out-edges), i.e.
-    // o_a + g·Σ x ≤ 1 + g·|out|. A gather runs at one only with its index
-    // arrays in memory, checked whole before its nest: o_a ≤ 1 + g·x for
-    // the fusible edge that brings each.
-    if gcount > 0.0 {
-        for a in g.nodes() {
-            if !f.may_take_label(a) {
-                continue;
+        let at_label = orders.at_label(a);
+        for ix in f.index_arrays_checked(a) {
+            if let Some(x) = producers[ix.0 as usize].and_then(|p| fused_edges.get(&(p, a))) {
+                let mut terms: Vec<(LpVar, f64)> = at_label.terms.iter().map(|w| (*w, 1.0)).collect();
+                terms.push((*x, -1.0));
+                lp.row(format!("checked_{}_{}", a.0, ix.0), terms, f64::NEG_INFINITY, -at_label.constant);
             }
-            for ix in f.index_arrays_checked(a) {
-                if let Some(x) = producers[ix.0 as usize].and_then(|p| fused_edges.get(&(p, a))) {
-                    lp.row(format!("checked_{}_{}", a.0, ix.0), vec![(order[a.0 as usize], 1.0), (*x, -gcount)], f64::NEG_INFINITY, 1.0);
-                }
-            }
-            let outs: Vec<LpVar> = fused_edges.iter().filter(|((p, _), _)| *p == a).map(|(_, x)| *x).collect();
-            let mut terms = vec![(order[a.0 as usize], 1.0)];
-            terms.extend(outs.iter().map(|x| (*x, gcount)));
-            lp.row(format!("feeds_{}", a.0), terms, f64::NEG_INFINITY, 1.0 + gcount * outs.len() as f64);
         }
-    }
-    let sibs = g.siblings();
-    for ((a, b), s) in &fused_siblings {
-        let arr = sibs[&(*a, *b)][0];
-        let (ra, ca) = read_order(arr, *a);
-        let (rb, cb) = read_order(arr, *b);
-        // −M·s ≤ read(a) − read(b) ≤ M·s
-        let mut lo: Vec<(LpVar, f64)> = ra.clone();
-        lo.extend(rb.iter().map(|(v, c)| (*v, -c)));
-        let mut hi = lo.clone();
-        lo.push((*s, big));
-        hi.push((*s, -big));
-        lp.row(format!("sib_order_lo_{}_{}", a.0, b.0), lo, cb - ca, f64::INFINITY);
-        lp.row(format!("sib_order_hi_{}_{}", a.0, b.0), hi, f64::NEG_INFINITY, cb - ca);
+        for k in dom.iter().filter(|k| **k >= 2) {
+            let outs: Vec<LpVar> = fused_edges
+                .iter()
+                .filter(|((p, c), x)| *p == a && lp.vars[x.0].lo == 0.0 && orders.reads(f, g, g.edge(*p, *c).unwrap().vars[0], *c).contains(k))
+                .map(|(_, x)| *x)
+                .collect();
+            let is = orders.is(a, *k);
+            let mut terms: Vec<(LpVar, f64)> = is.terms.iter().map(|w| (*w, 1.0)).collect();
+            terms.extend(outs.iter().map(|x| (*x, 1.0)));
+            lp.row(format!("feeds_{}_{}", a.0, k), terms, f64::NEG_INFINITY, outs.len() as f64 - is.constant);
+        }
     }
 
     // Manifest arrays: written unless every reader is fused with the producer.
@@ -590,12 +610,33 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
         let prod = producers[v.0 as usize].unwrap();
         // An array written to memory is computed whole: its producer runs
         // in order 0 or 1, not at a gather's indices (papers/002 (11)).
-        if gcount > 0.0 && f.may_take_label(prod) {
-            lp.row(format!("whole_{}", v.0), vec![(order[prod.0 as usize], 1.0), (m, gcount)], f64::NEG_INFINITY, 1.0 + gcount);
+        let at_label = orders.at_label(prod);
+        if !at_label.terms.is_empty() {
+            let mut terms: Vec<(LpVar, f64)> = at_label.terms.iter().map(|w| (*w, 1.0)).collect();
+            terms.push((m, 1.0));
+            lp.row(format!("whole_{}", v.0), terms, f64::NEG_INFINITY, 1.0 - at_label.constant);
         }
+        let fused_readers: Vec<NodeId> = g.readers.get(v).into_iter().flatten().filter(|c| fused_edges.get(&(prod, **c)).is_some_and(|x| lp.vars[x.0].lo == 0.0)).copied().collect();
         for c in g.readers.get(v).into_iter().flatten() {
             if let Some(x) = fused_edges.get(&(prod, *c)) {
                 lp.row(format!("manifest_{}_{}", v.0, c.0), vec![(*x, 1.0), (m, -1.0)], f64::NEG_INFINITY, 0.0);
+            }
+        }
+        // Two readers fused with the producer read it in its one order:
+        // readers that read it in different orders leave one of them
+        // apart, and V is written: m_V ≥ |[c reads V in k] − [d reads V
+        // in k]| for every k (or m_V = 1 where they share no order). Each
+        // reader with the next SIBLING_WINDOW, as sibling pairs.
+        for (i, c) in fused_readers.iter().enumerate() {
+            for d in fused_readers.iter().skip(i + 1).take(SIBLING_WINDOW) {
+                let (rc, rd) = (orders.reads(f, g, *v, *c), orders.reads(f, g, *v, *d));
+                if rc.len() == 1 && rc == rd {
+                    continue; // both fixed to one order: always agree
+                }
+                let side = |first: bool, k: u32| orders.reads_in(f, g, *v, if first { *c } else { *d }, k);
+                if !orders::agree(&mut lp, &format!("disagree_{}_{}_{}", v.0, c.0, d.0), m, &rc, &rd, side) {
+                    lp.vars[m.0].lo = 1.0;
+                }
             }
         }
     }
@@ -616,6 +657,10 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
     let mut constant_reads = 0.0;
     for (v, readers) in &g.readers {
         let prod = producers[v.0 as usize];
+        // Per reader so far: its r (none for the first), its edge from the
+        // producer, its pairs with earlier readers.
+        let (mut read_vars, mut read_fk, mut read_sibs): (Vec<LpVar>, Vec<Option<LpVar>>, Vec<Vec<LpVar>>) = (vec![], vec![], vec![]);
+        let mut first_pays: Option<LpVar> = None;
         for (k, c) in readers.iter().enumerate() {
             let rank = match g.gathered_order(*v, *c) {
                 Some(_) => g.sizes.shape(f.node(*c).outputs()[0]).len(),
@@ -628,32 +673,57 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
                     Some(x) => weigh(x, unit),
                     None => constant_reads += unit,
                 }
+                first_pays = f_k;
+                read_vars.push(LpVar(usize::MAX));
+                read_fk.push(f_k);
+                read_sibs.push(vec![]);
                 continue;
             }
             let r = lp.var(format!("r_{}_{}", v.0, k), 0.0, 1.0, false);
-            // r ≥ f_k − Σ_{j<k} (1 − s_jk)
+            let first = k.saturating_sub(SIBLING_WINDOW);
+            let sib = |prev: NodeId| fused_siblings.get(&(prev.min(*c), prev.max(*c))).copied().filter(|s| lp.vars[s.0].lo == 0.0);
+            let pairs: Vec<(usize, LpVar)> = (first..k).filter_map(|j| sib(readers[j]).map(|s| (j, s))).collect();
             let mut terms = vec![(r, 1.0)];
-            let mut sibs = vec![];
-            let mut rhs = -(k as f64);
+            let mut rhs = 0.0;
             match f_k {
                 Some(x) => terms.push((x, -1.0)),
                 None => rhs += 1.0,
             }
-            // Readers before the window are never paired with this one
-            // (`DepGraph::siblings`): each adds 1 − s = 1.
-            let first = k.saturating_sub(SIBLING_WINDOW);
-            rhs += first as f64;
-            for prev in &readers[first..k] {
-                let key = ((*prev).min(*c), (*prev).max(*c));
-                match fused_siblings.get(&key) {
-                    Some(s) => {
-                        terms.push((*s, -1.0));
-                        sibs.push(*s);
+            let read = if first == 0 {
+                // Every earlier reader is in the window: k reads anew
+                // unless it shares with the first reader of its group, who
+                // pays: r_k ≥ f_k − Σ_j y_jk, y_jk ≤ 1 − s_jk, y_jk ≤ the
+                // read j pays (f_0 for the first reader, r_j after). Where
+                // the weaker r_k ≥ f_k − Σ_j (1 − s_jk) lets readers that
+                // half-share with two readers that share read nothing,
+                // y_jk ≤ r_j makes the share come from a reader that pays.
+                let mut reps = vec![];
+                for (j, s) in pairs {
+                    let y = lp.var(format!("y_{}_{}_{}", v.0, j, k), 0.0, 1.0, false);
+                    lp.row(format!("share_{}_{}_{}", v.0, j, k), vec![(y, 1.0), (s, 1.0)], f64::NEG_INFINITY, 1.0);
+                    let pays = if j == 0 { first_pays } else { Some(read_vars[j]) };
+                    if let Some(p) = pays {
+                        lp.row(format!("pays_{}_{}_{}", v.0, j, k), vec![(y, 1.0), (p, -1.0)], f64::NEG_INFINITY, 0.0);
                     }
-                    None => rhs += 1.0,
+                    terms.push((y, 1.0));
+                    reps.push(Rep { y, s, earlier: read_sibs[j].clone(), reads: if j == 0 { first_pays } else { read_fk[j] }, always: j == 0 && first_pays.is_none() });
                 }
-            }
-            reads.push((r, f_k, sibs));
+                Read { r, f_k, apart: vec![], reps }
+            } else {
+                // r ≥ f_k − Σ_{j<k} (1 − s_jk); readers before the window
+                // are never paired with this one (`DepGraph::siblings`):
+                // each adds 1 − s = 1, as does a pair with no share.
+                rhs -= (k - first) as f64;
+                for &(_, s) in &pairs {
+                    terms.push((s, -1.0));
+                }
+                rhs += (k - first - pairs.len()) as f64;
+                Read { r, f_k, apart: pairs.iter().map(|(_, s)| *s).collect(), reps: vec![] }
+            };
+            read_vars.push(r);
+            read_fk.push(f_k);
+            read_sibs.push(read.apart.iter().copied().chain(read.reps.iter().map(|p| p.s)).collect());
+            reads.push(read);
             lp.row(format!("read_{}_{}", v.0, k), terms, rhs, f64::INFINITY);
             weigh(r, unit);
         }
@@ -682,7 +752,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
         w.pair,
         constant_reads
     ));
-    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), order, fused_edges, fused_siblings, manifest, reads }
+    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, fused_edges, fused_siblings, manifest, reads }
 }
 
 /// The number of nodes in each node's connected part of the graph (edges
@@ -720,7 +790,7 @@ fn parts_of(g: &DepGraph) -> (Vec<usize>, std::collections::HashMap<usize, usize
 /// rounding is the better one on every program. Every candidate is a
 /// legal clustering; ties keep the earlier, so the choice is the same on
 /// every machine.
-pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model) -> super::WarmStart {
+pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, relaxation: Option<Vec<f64>>) -> super::WarmStart {
     let greedy = super::greedy::cluster(f, g);
     let values = m.assignment(f, g, &greedy);
     let value = m.lp.value_of(&values);
@@ -733,14 +803,16 @@ pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Mo
     let other = model(f, g, cfg.cost, !lazy);
     let (edge, without_positions) = if lazy { (&other, m) } else { (m, &other) };
     for guide in [without_positions, edge] {
-        let sol = cfg.solver.solve(&guide.lp.relaxed(), afc_ir::lp::Limits { nodes: 0, seconds: cfg.time_limit, cutoff: None, heuristics: false });
-        if sol.status == afc_ir::lp::SolveStatus::None {
-            continue;
-        }
+        // The model's own relaxation is the root cuts' last (solved_model).
+        let solved = match &relaxation {
+            Some(r) if std::ptr::eq(guide, m) => Some(r.clone()),
+            _ => cfg.solver.relaxation(&guide.lp).solve(cfg.time_limit),
+        };
+        let Some(point) = solved else { continue };
+        let mut links: Vec<((NodeId, NodeId), f64)> = guide.fused_edges.iter().chain(guide.fused_siblings.iter()).map(|(k, x)| (*k, point[x.0])).collect();
         if std::ptr::eq(guide, m) {
-            best.relaxation = Some(sol.values.clone());
+            best.relaxation = Some(point);
         }
-        let mut links: Vec<((NodeId, NodeId), f64)> = guide.fused_edges.iter().chain(guide.fused_siblings.iter()).map(|(k, x)| (*k, sol.get(*x))).collect();
         // A stable sort: equal values keep greedy's order (edges, then siblings).
         links.sort_by(|a, b| a.1.total_cmp(&b.1));
         let rounded = super::greedy::guided(f, g, links.into_iter().map(|(k, _)| k));
@@ -754,6 +826,20 @@ pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Mo
     best
 }
 
+/// The model as the search gets it (`--emit=ilp`): `model`, with the root
+/// cuts the relaxation breaks (separate.rs) unless it is too large to
+/// relax (`RELAX_NNZ`, as the warm start's rounding), and the optimum of
+/// its relaxation when one was solved.
+pub fn solved_model(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Model, Option<Vec<f64>>) {
+    let mut m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy);
+    let mut relaxation = None;
+    if !g.is_empty() && (cfg.nodes.is_some() || super::nnz(&m.lp) <= super::RELAX_NNZ) {
+        let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
+        relaxation = super::separate::strengthen(g, &reach, &mut m, cfg.solver, cfg.time_limit);
+    }
+    (m, relaxation)
+}
+
 /// Solves the model, warm-started from the greedy clustering, adding the
 /// lazy cuts each solution breaks until one is legal, and reads the
 /// clustering back: the connected components of fused edges and fused
@@ -765,12 +851,12 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Cluste
 /// `cluster`, with the model as it ended: the rows it was built with and
 /// the lazy cuts the solve added (`--emit=ilp`).
 pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Clustering, Lp) {
-    let m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy);
+    let (m, relaxation) = solved_model(f, g, cfg);
     if g.is_empty() {
         return (Clustering::new(vec![], "ilp: empty"), m.lp);
     }
-    let warm = warm_start(f, g, cfg, &m);
     let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
+    let warm = warm_start(f, g, cfg, &m, relaxation);
     let label = if cfg.cost == CostModel::Traffic { "ilp".to_string() } else { format!("ilp (cost {})", cfg.cost.name()) };
     let lp = m.lp.clone();
     super::solve_checked(f, g, cfg, lp, &label, Some(warm), |v| m.cuts(g, &reach, v), |v| Some(m.repair(f, g, v)), |sol| {
@@ -781,6 +867,7 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
             }
         }
         let clusters = order_clusters(f, g, super::groups_of(&groups))?;
-        Some(Clustering { clusters, how: String::new(), orders: m.order.iter().map(|o| sol.get(*o).round() as u32).collect() })
+        let orders = orders::forward(f, &clusters, m.orders.o.iter().map(|o| sol.get(*o).round() as u32).collect());
+        Some(Clustering { clusters, how: String::new(), orders })
     })
 }

@@ -5,7 +5,9 @@
 pub mod cost;
 pub mod greedy;
 pub mod ilp;
+pub mod orders;
 pub mod pairs;
+pub mod separate;
 
 use afc_ir::cluster::{verify, Clustering};
 use afc_ir::lp::{Limits, Lp, Row, Solution, SolveStatus, Solver, Stop};
@@ -139,20 +141,14 @@ pub fn order_clusters(f: &Function, g: &DepGraph, mut groups: Vec<Vec<NodeId>>) 
 
 /// The default node limit for a model: a fixed amount of deterministic
 /// work, `NODE_WORK / nnz^1.5` nodes for a model of `nnz` non-zeros (a
-/// node's linear programs grow faster than the model), at most
-/// `MAX_NODES`. Below `MIN_NODES` the nodes would add little to the root's
-/// heuristics and cost seconds: the root only (`Some(0)`), up to
-/// `SEARCH_NNZ` non-zeros; above, where the root alone takes seconds and
-/// finds no better than the warm start, None: not searched (docs/ilp.md,
-/// "Deterministic work", gives the measurements).
+/// node's linear programs grow faster than the model), between
+/// `MIN_NODES` and `MAX_NODES`; a model of more than `SEARCH_NNZ`
+/// non-zeros is not searched (None), where HiGHS's root alone takes
+/// seconds (docs/ilp.md, "Deterministic work", gives the measurements).
 pub fn default_nodes(lp: &Lp) -> Option<u64> {
     let nnz = nnz(lp);
     let nodes = (NODE_WORK / (nnz.max(1) as f64).powf(1.5)) as u64;
-    if nodes >= MIN_NODES {
-        Some(nodes.min(MAX_NODES))
-    } else {
-        (nnz <= SEARCH_NNZ).then_some(0)
-    }
+    (nnz <= SEARCH_NNZ).then_some(nodes.clamp(MIN_NODES, MAX_NODES))
 }
 
 /// A model's size: its non-zeros, a variable's bounds counting as one.
@@ -160,17 +156,28 @@ pub fn nnz(lp: &Lp) -> usize {
     lp.rows.iter().map(|r| r.terms.len()).sum::<usize>() + lp.vars.len()
 }
 
-const NODE_WORK: f64 = 1.5e8;
-const MIN_NODES: u64 = 50;
+const NODE_WORK: f64 = 6e7;
+const MIN_NODES: u64 = 20;
 const MAX_NODES: u64 = 5_000;
 /// The largest model searched by default.
-pub const SEARCH_NNZ: usize = 60_000;
+pub const SEARCH_NNZ: usize = 18_000;
 /// The largest model whose linear relaxation is solved by default: it
 /// guides the warm start's rounding and bounds the parts not searched.
 /// Above, the relaxation alone takes seconds and gigabytes (10,000
 /// combinators in a chain: 2 million non-zeros, 5 s, 800 MB) and the warm
 /// start is greedy's, with no bound (docs/ilp.md, "Large graphs").
 pub const RELAX_NNZ: usize = 500_000;
+
+/// An objective as `-v` prints it: every cost model's weights are
+/// integers, so a solver's value is one but for the rounding of its
+/// continuous variables (HiGHS: 1354149.9999988356 for 1354150).
+fn objective_text(x: f64) -> String {
+    if (x - x.round()).abs() < 1e-3 {
+        format!("{}", x.round())
+    } else {
+        format!("{}", x)
+    }
+}
 
 /// `gap G%` against a bound, or `no bound` where none was computed.
 fn gap_text(objective: f64, bound: f64) -> String {
@@ -256,8 +263,8 @@ pub fn solve_checked(
     };
     let value = incumbent.as_ref().map(|(_, v)| lp.value_of(v));
     let c = match (end, value) {
-        (End::Optimal, Some(w)) => kept(format!("{}: optimal (objective {}{}{})", model, w, from, notes)),
-        (End::Stopped { bound, why }, Some(w)) => kept(format!("{}: best found, {}, {} (objective {}{}{})", model, gap_text(w, bound), why, w, from, notes)),
+        (End::Optimal, Some(w)) => kept(format!("{}: optimal (objective {}{}{})", model, objective_text(w), from, notes)),
+        (End::Stopped { bound, why }, Some(w)) => kept(format!("{}: best found, {}, {} (objective {}{}{})", model, gap_text(w, bound), why, objective_text(w), from, notes)),
         (End::Optimal | End::Stopped { .. } | End::Infeasible, _) => kept(format!("{}: greedy fallback: no solution found ({})", model, stopped)),
         (End::Legal, _) => {
             let checked = read(sol)
@@ -271,12 +278,12 @@ pub fn solve_checked(
                 .and_then(|c| verify(f, g, &c).map(|_| c));
             match (checked, sol.status) {
                 (Ok(mut c), SolveStatus::Optimal) => {
-                    c.how = format!("{}: optimal (objective {}{}{})", model, sol.objective, from, notes);
+                    c.how = format!("{}: optimal (objective {}{}{})", model, objective_text(sol.objective), from, notes);
                     c
                 }
                 (Ok(mut c), _) => {
                     let gap = gap_text(sol.objective, bound.max(sol.bound));
-                    c.how = format!("{}: best found, {}, {} (objective {}{}{})", model, gap, stopped, sol.objective, from, notes);
+                    c.how = format!("{}: best found, {}, {} (objective {}{}{})", model, gap, stopped, objective_text(sol.objective), from, notes);
                     c
                 }
                 (Err(e), SolveStatus::Optimal) => afc_ir::ice::fail("cluster", &format!("the {} solution for fn {} fails its check: {}", model, f.name, e), &lp.to_lp_format()),
@@ -430,16 +437,15 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>, r
             bound += c * values[v.0];
             continue;
         }
-        let own_value = start.map(|v| part.lp.value_of(&part.restrict(v)));
+        let own_start = start.map(|v| part.restrict(v));
+        let own_value = own_start.as_ref().map(|v| part.lp.value_of(v));
         parts += 1;
         let seconds = (time_limit - clock.elapsed().as_secs_f64()).max(0.0);
         let nodes = cfg.nodes.or_else(|| default_nodes(&part.lp));
         let sol = match (nodes, own_value) {
             (None, Some(_)) => unsearched(cfg.solver, &part, relaxation, seconds),
             // Without a warm start even a large part needs the root.
-            // Objectives are sums of integer weights: half a unit above the
-            // start keeps solutions as good as it.
-            (nodes, _) => cfg.solver.solve(&part.lp, Limits { nodes: nodes.unwrap_or(0), seconds, cutoff: own_value.map(|w| w + 0.5), heuristics: cfg.model != IlpModel::Lazy }),
+            (nodes, _) => cfg.solver.solve(&part.lp, Limits { nodes: nodes.unwrap_or(0), seconds, start: own_start.as_deref(), heuristics: cfg.model != IlpModel::Lazy }),
         };
         // The first part that stops names the limit; a time limit anywhere
         // is reported as such.
@@ -500,7 +506,7 @@ fn unsearched(solver: &dyn Solver, part: &afc_ir::lp::Part, relaxation: Option<&
         Some(r) => part.lp.value_of(&part.restrict(r)),
         None if nnz(&part.lp) > RELAX_NNZ => f64::NEG_INFINITY,
         None => {
-            let r = solver.solve(&part.lp.relaxed(), Limits { nodes: 0, seconds, cutoff: None, heuristics: false });
+            let r = solver.solve(&part.lp.relaxed(), Limits { nodes: 0, seconds, start: None, heuristics: false });
             if r.status == SolveStatus::None {
                 f64::NEG_INFINITY
             } else {

@@ -1,0 +1,348 @@
+//! afc's clustering ILPs solved with HiGHS (the default solver): one
+//! thread, a deterministic node limit, a wall-clock safety net, and the
+//! warm start as a MIP start the answer must be at least as good as.
+//!
+//! Over `highs-sys`'s C API rather than the `highs` crate: that crate
+//! panics on the model status a node limit ends in (`kSolutionLimit`), and
+//! afc needs the dual bound and node count it does not expose; the calls
+//! below are the few the Solver trait needs, each checked.
+
+use afc_ir::lp::{Limits, Lp, Relaxation, Row, Solution, SolveStatus, Stop};
+use highs_sys::*;
+use std::ffi::{c_void, CStr, CString};
+
+#[derive(Debug)]
+pub struct Highs;
+
+impl afc_ir::lp::Solver for Highs {
+    fn solve(&self, lp: &Lp, limits: Limits<'_>) -> Solution {
+        solve(lp, limits)
+    }
+    fn relaxation(&self, lp: &Lp) -> Box<dyn Relaxation + '_> {
+        Box::new(Relaxed::new(lp))
+    }
+}
+
+/// A relaxation kept in one HiGHS instance: rows added to it keep the last
+/// basis, so each solve after the first is a few dual simplex iterations.
+struct Relaxed {
+    h: Instance,
+    n: usize,
+}
+
+impl Relaxed {
+    fn new(lp: &Lp) -> Relaxed {
+        let h = Instance::new();
+        h.set("output_flag", Opt::Bool(false));
+        h.set("threads", Opt::Int(1));
+        if !h.pass(lp, false) {
+            afc_ir::ice::fail("cluster", "HiGHS refused a linear relaxation", &lp.to_lp_format());
+        }
+        Relaxed { h, n: lp.vars.len() }
+    }
+}
+
+impl Relaxation for Relaxed {
+    fn add_rows(&mut self, rows: &[Row]) {
+        for r in rows {
+            let index: Vec<HighsInt> = r.terms.iter().map(|(v, _)| v.0 as HighsInt).collect();
+            let value: Vec<f64> = r.terms.iter().map(|(_, c)| *c).collect();
+            // SAFETY: index and value have the row's length; every index
+            // is a column of the relaxation (the model's variables).
+            unsafe { Highs_addRow(self.h.0, r.lo, r.hi, index.len() as HighsInt, index.as_ptr(), value.as_ptr()) };
+        }
+    }
+    fn solve(&mut self, seconds: f64) -> Option<Vec<f64>> {
+        self.h.set("time_limit", Opt::Double(seconds.max(0.0)));
+        // SAFETY: a model was passed.
+        if unsafe { Highs_run(self.h.0) } == STATUS_ERROR || unsafe { Highs_getModelStatus(self.h.0) } != MODEL_STATUS_OPTIMAL {
+            return None;
+        }
+        let mut values = vec![0.0; self.n];
+        // SAFETY: one value per column.
+        unsafe { Highs_getSolution(self.h.0, values.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()) };
+        // The first solve presolves; later ones would start anew with it,
+        // and the dual simplex from the last basis is what makes a round
+        // after the first cheap.
+        self.h.set("presolve", Opt::Str("off"));
+        Some(values)
+    }
+}
+
+/// A program's matrix by column and its bounds, as HiGHS takes them.
+struct Matrix {
+    n: usize,
+    start: Vec<HighsInt>,
+    index: Vec<HighsInt>,
+    value: Vec<f64>,
+    cost: Vec<f64>,
+    lower: Vec<f64>,
+    upper: Vec<f64>,
+    row_lower: Vec<f64>,
+    row_upper: Vec<f64>,
+}
+
+impl Matrix {
+    fn of(lp: &Lp) -> Matrix {
+        let n = lp.vars.len();
+        let mut cols: Vec<Vec<(HighsInt, f64)>> = vec![vec![]; n];
+        for (i, r) in lp.rows.iter().enumerate() {
+            for (v, c) in &r.terms {
+                cols[v.0].push((i as HighsInt, *c));
+            }
+        }
+        let mut start = Vec::with_capacity(n + 1);
+        let (mut index, mut value) = (vec![], vec![]);
+        for col in &cols {
+            start.push(index.len() as HighsInt);
+            for (i, c) in col {
+                index.push(*i);
+                value.push(*c);
+            }
+        }
+        start.push(index.len() as HighsInt);
+        let mut cost = vec![0.0; n];
+        for (v, c) in &lp.objective {
+            cost[v.0] += c;
+        }
+        Matrix {
+            n,
+            start,
+            index,
+            value,
+            cost,
+            lower: lp.vars.iter().map(|v| v.lo).collect(),
+            upper: lp.vars.iter().map(|v| v.hi).collect(),
+            row_lower: lp.rows.iter().map(|r| r.lo).collect(),
+            row_upper: lp.rows.iter().map(|r| r.hi).collect(),
+        }
+    }
+}
+
+/// HiGHS's version, as `afc --version` reports it.
+pub fn version() -> String {
+    // SAFETY: Highs_version returns a static NUL-terminated string.
+    unsafe { CStr::from_ptr(Highs_version()) }.to_string_lossy().trim_start_matches('v').to_string()
+}
+
+/// One HiGHS instance, destroyed when dropped.
+struct Instance(*mut c_void);
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        // SAFETY: created by Highs_create, destroyed once.
+        unsafe { Highs_destroy(self.0) }
+    }
+}
+
+impl Instance {
+    fn new() -> Instance {
+        // SAFETY: no preconditions.
+        Instance(unsafe { Highs_create() })
+    }
+    fn set(&self, name: &str, value: Opt) {
+        let key = CString::new(name).unwrap();
+        // SAFETY: a live instance and a NUL-terminated option name; every
+        // option set here exists with this type (a failure is afc's bug).
+        let status = unsafe {
+            match value {
+                Opt::Bool(b) => Highs_setBoolOptionValue(self.0, key.as_ptr(), b as HighsInt),
+                Opt::Int(i) => Highs_setIntOptionValue(self.0, key.as_ptr(), i),
+                Opt::Double(d) => Highs_setDoubleOptionValue(self.0, key.as_ptr(), d),
+                Opt::Str(v) => {
+                    let v = CString::new(v).unwrap();
+                    Highs_setStringOptionValue(self.0, key.as_ptr(), v.as_ptr())
+                }
+            }
+        };
+        if status == STATUS_ERROR {
+            afc_ir::ice::fail("cluster", &format!("HiGHS refused its option {}", name), "");
+        }
+    }
+    /// Passes the program (its relaxation unless `integer`); false if
+    /// HiGHS refuses it.
+    fn pass(&self, lp: &Lp, integer: bool) -> bool {
+        let m = Matrix::of(lp);
+        let integrality: Vec<HighsInt> = lp.vars.iter().map(|v| (integer && v.integer) as HighsInt).collect();
+        // SAFETY: every array has the length HiGHS is told (n columns, the
+        // rows' count, index.len() non-zeros, n + 1 column starts).
+        let status = unsafe {
+            Highs_passMip(
+                self.0,
+                m.n as HighsInt,
+                lp.rows.len() as HighsInt,
+                m.index.len() as HighsInt,
+                MATRIX_FORMAT_COLUMN_WISE,
+                OBJECTIVE_SENSE_MINIMIZE,
+                0.0,
+                m.cost.as_ptr(),
+                m.lower.as_ptr(),
+                m.upper.as_ptr(),
+                m.row_lower.as_ptr(),
+                m.row_upper.as_ptr(),
+                m.start.as_ptr(),
+                m.index.as_ptr(),
+                m.value.as_ptr(),
+                integrality.as_ptr(),
+            )
+        };
+        status != STATUS_ERROR
+    }
+    fn info_f64(&self, name: &str) -> Option<f64> {
+        let key = CString::new(name).unwrap();
+        let mut v = 0.0;
+        // SAFETY: a live instance, a NUL-terminated name, a valid out pointer.
+        (unsafe { Highs_getDoubleInfoValue(self.0, key.as_ptr(), &mut v) } != STATUS_ERROR).then_some(v)
+    }
+    fn info_i32(&self, name: &str) -> Option<HighsInt> {
+        let key = CString::new(name).unwrap();
+        let mut v: HighsInt = 0;
+        // SAFETY: as above.
+        (unsafe { Highs_getIntInfoValue(self.0, key.as_ptr(), &mut v) } != STATUS_ERROR).then_some(v)
+    }
+}
+
+enum Opt {
+    Bool(bool),
+    Int(HighsInt),
+    Double(f64),
+    Str(&'static str),
+}
+
+pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
+    let n = lp.vars.len();
+    // A model HiGHS refuses, or a run that fails: no solution, no bound.
+    let fail = || Solution { status: SolveStatus::None, values: vec![0.0; n], objective: f64::INFINITY, bound: f64::NEG_INFINITY, stop: Stop::Finished };
+    let h = Instance::new();
+    h.set("output_flag", Opt::Bool(false));
+    // One thread: the same model gives the same answer every time.
+    h.set("threads", Opt::Int(1));
+    h.set("time_limit", Opt::Double(limits.seconds.max(0.0)));
+    // HiGHS counts the root as a node; afc's limit counts those after it.
+    h.set("mip_max_nodes", Opt::Int(limits.nodes.saturating_add(1).min(HighsInt::MAX as u64) as HighsInt));
+    if !limits.heuristics {
+        h.set("mip_heuristic_effort", Opt::Double(0.0));
+    }
+    // Prove optimality exactly: objectives are sums of integer weights.
+    h.set("mip_rel_gap", Opt::Double(0.0));
+    h.set("mip_abs_gap", Opt::Double(0.5));
+    if !h.pass(lp, true) {
+        return fail();
+    }
+    let cutoff = limits.start.map(|s| lp.value_of(s) + 0.5);
+    if let Some(s) = limits.start {
+        // SAFETY: s has one value per column; no row values or duals.
+        unsafe { Highs_setSolution(h.0, s.as_ptr(), std::ptr::null(), std::ptr::null(), std::ptr::null()) };
+    }
+    // SAFETY: a model was passed.
+    if unsafe { Highs_run(h.0) } == STATUS_ERROR {
+        return fail();
+    }
+    // SAFETY: a live instance.
+    let model = unsafe { Highs_getModelStatus(h.0) };
+    let mut values = vec![0.0; n];
+    let has_solution = h.info_i32("primal_solution_status") == Some(SOLUTION_STATUS_FEASIBLE);
+    if has_solution {
+        // SAFETY: one value per column; the other outputs are not asked for.
+        unsafe { Highs_getSolution(h.0, values.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()) };
+    }
+    let stop = match model {
+        MODEL_STATUS_REACHED_TIME_LIMIT => Stop::TimeLimit,
+        MODEL_STATUS_REACHED_SOLUTION_LIMIT | MODEL_STATUS_REACHED_ITERATION_LIMIT => Stop::NodeLimit,
+        _ => Stop::Finished,
+    };
+    let feasible = has_solution && lp.feasible(&values).is_ok();
+    let objective = if feasible { lp.value_of(&values) } else { f64::INFINITY };
+    let dual = h.info_f64("mip_dual_bound").filter(|b| b.is_finite()).unwrap_or(f64::NEG_INFINITY);
+    // Only a solution at least as good as the start counts (the cutoff's
+    // meaning, as CBC's).
+    let beats = feasible && cutoff.is_none_or(|c| objective < c);
+    let optimal = model == MODEL_STATUS_OPTIMAL;
+    let status = match (beats, optimal) {
+        (true, true) => SolveStatus::Optimal,
+        (true, false) => SolveStatus::Feasible,
+        (false, _) => SolveStatus::None,
+    };
+    let bound = match status {
+        SolveStatus::Optimal => objective,
+        SolveStatus::Feasible => dual.min(objective),
+        // Nothing as good as the start: a finished search proves it optimal.
+        SolveStatus::None if optimal => cutoff.map(|c| c - 0.5).unwrap_or(dual),
+        SolveStatus::None => dual,
+    };
+    Solution { status, objective, values, bound, stop }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use afc_ir::lp::Solver;
+
+    /// min 3a + 2b + 4c, a + b ≥ 1, b + c ≥ 1, a + c ≥ 1 (binaries): any
+    /// two of them, the cheapest a and b, 5; the relaxation's ½ each, 4.5.
+    fn triangle() -> Lp {
+        let mut lp = Lp::default();
+        let v: Vec<_> = ["a", "b", "c"].iter().map(|n| lp.binary(n.to_string())).collect();
+        for (i, j) in [(0, 1), (1, 2), (0, 2)] {
+            lp.row(format!("r{}{}", i, j), vec![(v[i], 1.0), (v[j], 1.0)], 1.0, f64::INFINITY);
+        }
+        lp.objective = vec![(v[0], 3.0), (v[1], 2.0), (v[2], 4.0)];
+        lp
+    }
+
+    fn limits(start: Option<&[f64]>) -> Limits<'_> {
+        Limits { nodes: 100, seconds: 10.0, start, heuristics: true }
+    }
+
+    #[test]
+    fn solves_to_optimality() {
+        let sol = Highs.solve(&triangle(), limits(None));
+        assert_eq!(sol.status, SolveStatus::Optimal);
+        assert_eq!(sol.stop, Stop::Finished);
+        assert_eq!(sol.objective, 5.0);
+        assert_eq!(sol.values.iter().map(|v| v.round() as i32).collect::<Vec<_>>(), vec![1, 1, 0]);
+    }
+
+    #[test]
+    fn only_solutions_as_good_as_the_start_count() {
+        let lp = triangle();
+        // The optimum as start: it stands, proven.
+        let best = [1.0, 1.0, 0.0];
+        let sol = Highs.solve(&lp, limits(Some(&best)));
+        assert_eq!((sol.status, sol.stop, sol.objective), (SolveStatus::Optimal, Stop::Finished, 5.0));
+        // A worse start is beaten.
+        let worse = [1.0, 1.0, 1.0];
+        let sol = Highs.solve(&lp, limits(Some(&worse)));
+        assert_eq!((sol.status, sol.objective), (SolveStatus::Optimal, 5.0));
+        // A start better than any solution (here infeasible, below the
+        // optimum): nothing is as good, and that is proven.
+        let below = [1.0, 0.0, 0.0];
+        let sol = Highs.solve(&lp, limits(Some(&below)));
+        assert_eq!((sol.status, sol.stop, sol.bound), (SolveStatus::None, Stop::Finished, 3.0));
+    }
+
+    #[test]
+    fn an_infeasible_model_has_no_solution() {
+        let mut lp = triangle();
+        lp.row("none".into(), vec![(afc_ir::lp::LpVar(0), 1.0), (afc_ir::lp::LpVar(1), 1.0), (afc_ir::lp::LpVar(2), 1.0)], f64::NEG_INFINITY, 1.0);
+        let sol = Highs.solve(&lp, limits(None));
+        assert_eq!((sol.status, sol.stop), (SolveStatus::None, Stop::Finished));
+    }
+
+    #[test]
+    fn a_relaxation_takes_rows_and_solves_again() {
+        let lp = triangle();
+        let mut r = Highs.relaxation(&lp);
+        let half = r.solve(10.0).unwrap();
+        assert!((lp.value_of(&half) - 4.5).abs() < 1e-9, "{:?}", half);
+        // a + b + c ≥ 2 (an odd-cycle cut): the integer optimum.
+        r.add_rows(&[Row { name: "odd".into(), terms: (0..3).map(|i| (afc_ir::lp::LpVar(i), 1.0)).collect(), lo: 2.0, hi: f64::INFINITY }]);
+        let whole = r.solve(10.0).unwrap();
+        assert!((lp.value_of(&whole) - 5.0).abs() < 1e-9, "{:?}", whole);
+    }
+
+    #[test]
+    fn version_is_a_version() {
+        assert!(version().split('.').count() >= 2, "{}", version());
+    }
+}

@@ -1,0 +1,197 @@
+//! Root cuts (docs/ilp.md, "Root cuts"): rows every legal clustering
+//! satisfies that the linear relaxation's optimum breaks, found by
+//! shortest chains of links weighted by the relaxation's values, added
+//! before the search in a few rounds. The model states the same rules
+//! through positions, whose big M the relaxation satisfies with fractions;
+//! these rows state them without one, for the chains the relaxation
+//! actually leans on.
+
+use super::ilp::Model;
+use afc_ir::graph::{DepGraph, Reach};
+use afc_ir::lp::{LpVar, Row, Solver};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
+
+/// Rounds of separation at most: each solves the relaxation once.
+pub const ROUNDS: usize = 8;
+/// Graphs of more nodes get no root cuts (shortest chains from every node:
+/// n² distances).
+pub const MAX_NODES: usize = 1000;
+/// Models of more non-zeros get no root cuts (some 250 combinators).
+pub const MAX_NNZ: usize = 60_000;
+/// A row is added when the relaxation breaks it by more than this.
+const EPS: f64 = 1e-4;
+/// Pairs of ends tried per edge for convexity rows before only those with
+/// one end at the edge are.
+const PAIRS: usize = 4096;
+
+/// Adds root cuts to the model's program: up to `ROUNDS` rounds of
+/// "solve the relaxation, add the rows it breaks", each solve starting
+/// from the last one's basis where the solver can. Returns the last
+/// relaxation's optimum (None if none was solved): a lower bound on the
+/// model's, and the warm start's guide. Deterministic: the solver runs on
+/// one thread and ties among chains are broken by node number.
+pub fn strengthen(g: &DepGraph, reach: &Reach, m: &mut Model, solver: &dyn Solver, seconds: f64) -> Option<Vec<f64>> {
+    let clock = std::time::Instant::now();
+    let mut relaxation = solver.relaxation(&m.lp);
+    let left = |clock: &std::time::Instant| seconds - clock.elapsed().as_secs_f64();
+    let mut point = relaxation.solve(left(&clock))?;
+    // Past MAX_NODES the distances cost n²; past MAX_NNZ a round costs
+    // as much as the first solve (0.5 s at 400 combinators) for a bound
+    // and a rounding no better.
+    if g.len() > MAX_NODES || super::nnz(&m.lp) > MAX_NNZ {
+        return Some(point);
+    }
+    let mut seen = HashSet::new();
+    for _ in 0..ROUNDS {
+        let mut fresh = vec![];
+        for row in cuts(g, reach, m, &point) {
+            let mut key: Vec<(usize, i64)> = row.terms.iter().map(|(v, c)| (v.0, *c as i64)).collect();
+            key.sort_unstable();
+            if seen.insert((key, row.lo.to_bits())) {
+                let name = format!("{}_{}", row.name, m.lp.rows.len() + fresh.len());
+                fresh.push(Row { name, ..row });
+            }
+        }
+        if fresh.is_empty() || left(&clock) <= 0.0 {
+            break;
+        }
+        relaxation.add_rows(&fresh);
+        m.lp.rows.extend(fresh);
+        match relaxation.solve(left(&clock)) {
+            Some(p) => point = p,
+            None => break,
+        }
+    }
+    Some(point)
+}
+
+/// The rows a point of the relaxation breaks, each held by every legal
+/// clustering (its values as `Model::assignment` gives them). A link is a
+/// fusible edge or a sibling pair that may share (its `x` or `s`); a
+/// clustering's link is 1 when its ends are in different clusters (or, for
+/// a pair, read in different orders), so every chain of links between two
+/// nodes in different clusters has a link at 1. With `d(a, b)` the
+/// lightest chain between a and b under the point's values:
+/// - **cycle** (`cut_cycle`): `x_uv ≤ Σ chain(u, v)` for a fusible edge
+///   u → v: if u and v are apart, so is some link of any chain joining
+///   them (an edge fixed apart has `x = 1`: `Σ chain ≥ 1`);
+/// - **separation** (`cut_chain`): `Σ chain(a, b) ≥ 1` for a and b joined
+///   by a path through a fusion-preventing edge, never in one cluster;
+/// - **convexity** (`cut_convex`): `x_uv ≤ Σ chain(a, b)` for an edge u → v
+///   on a path from a to b: a cluster holding a and b holds every node on
+///   a path between them, so the edge is inside it and fused.
+pub fn cuts(g: &DepGraph, reach: &Reach, m: &Model, v: &[f64]) -> Vec<Row> {
+    let n = g.len();
+    let free = |x: LpVar| m.lp.vars[x.0].lo == 0.0;
+    let mut adj: Vec<Vec<(usize, LpVar)>> = vec![vec![]; n];
+    for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
+        if free(*x) {
+            adj[a.0 as usize].push((b.0 as usize, *x));
+            adj[b.0 as usize].push((a.0 as usize, *x));
+        }
+    }
+    let chains: Vec<Lightest> = (0..n).map(|a| Lightest::from(a, &adj, v)).collect();
+    let mut ancestors = vec![fixedbitset::FixedBitSet::with_capacity(n); n];
+    for (a, below) in reach.any.iter().enumerate() {
+        for b in below.ones() {
+            ancestors[b].insert(a);
+        }
+    }
+    let mut rows = vec![];
+    // The chain's links as `+1` terms.
+    let chain = |a: usize, b: usize| -> Vec<(LpVar, f64)> { chains[a].links(b).into_iter().map(|x| (x, 1.0)).collect() };
+    for (a, from) in chains.iter().enumerate() {
+        for b in reach.preventing[a].ones() {
+            if from.dist[b] < 1.0 - EPS {
+                rows.push(Row { name: format!("cut_chain_{}_{}", a, b), terms: chain(a, b), lo: 1.0, hi: f64::INFINITY });
+            }
+        }
+    }
+    for ((u, w), x) in &m.fused_edges {
+        let (u, w) = (u.0 as usize, w.0 as usize);
+        let fixed = !free(*x);
+        let value = if fixed { 1.0 } else { v[x.0] };
+        if value < EPS {
+            continue;
+        }
+        // The lightest chain between a node reaching u (or u) and one w
+        // reaches (or w), not separated already (those have cut_chain).
+        // Every pair where there are few; past PAIRS, pairs with one end
+        // at the edge (the work stays near linear on long programs).
+        let mut best: Option<(f64, usize, usize)> = None;
+        let (before, after) = (&ancestors[u], &reach.any[w]);
+        let all = (before.count_ones(..) + 1) * (after.count_ones(..) + 1) <= PAIRS;
+        let pairs = std::iter::once(u).chain(before.ones()).flat_map(|a| {
+            let ends: Vec<usize> = if all || a == u { std::iter::once(w).chain(after.ones()).collect() } else { vec![w] };
+            ends.into_iter().map(move |b| (a, b))
+        });
+        for (a, b) in pairs {
+            if (a != u || b != w) && reach.preventing[a].contains(b) {
+                continue;
+            }
+            {
+                let d = chains[a].dist[b];
+                if best.is_none_or(|(bd, _, _)| d < bd) {
+                    best = Some((d, a, b));
+                }
+            }
+        }
+        let Some((d, a, b)) = best else { continue };
+        if d >= value - EPS {
+            continue;
+        }
+        let (name, mut terms, lo) = if (a, b) == (u, w) { ("cut_cycle", chain(a, b), 0.0) } else { ("cut_convex", chain(a, b), 0.0) };
+        let lo = if fixed { 1.0 } else { lo };
+        if !fixed {
+            terms.push((*x, -1.0));
+        }
+        rows.push(Row { name: format!("{}_{}_{}", name, u, w), terms, lo, hi: f64::INFINITY });
+    }
+    rows
+}
+
+/// Lightest chains of links from one node (Dijkstra; ties by node number).
+struct Lightest {
+    dist: Vec<f64>,
+    prev: Vec<Option<(usize, LpVar)>>,
+}
+
+impl Lightest {
+    fn from(a: usize, adj: &[Vec<(usize, LpVar)>], v: &[f64]) -> Lightest {
+        let n = adj.len();
+        let mut dist = vec![f64::INFINITY; n];
+        let mut prev = vec![None; n];
+        let mut done = vec![false; n];
+        dist[a] = 0.0;
+        // Distances as ordered integers (values are in [0, 1]; 1e-9 steps).
+        let key = |d: f64| (d * 1e9).round() as u64;
+        let mut heap = BinaryHeap::from([Reverse((0u64, a))]);
+        while let Some(Reverse((_, u))) = heap.pop() {
+            if done[u] {
+                continue;
+            }
+            done[u] = true;
+            for &(w, x) in &adj[u] {
+                let d = dist[u] + v[x.0].max(0.0);
+                if d < dist[w] - 1e-12 {
+                    dist[w] = d;
+                    prev[w] = Some((u, x));
+                    heap.push(Reverse((key(d), w)));
+                }
+            }
+        }
+        Lightest { dist, prev }
+    }
+
+    /// The links of the lightest chain to `b`.
+    fn links(&self, b: usize) -> Vec<LpVar> {
+        let mut out = vec![];
+        let mut at = b;
+        while let Some((u, x)) = self.prev[at] {
+            out.push(x);
+            at = u;
+        }
+        out
+    }
+}
