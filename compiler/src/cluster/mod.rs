@@ -205,9 +205,9 @@ pub type Incumbent = Option<(Clustering, Vec<f64>)>;
 
 /// Solves a clustering ILP (decision 7) and checks whatever the solver
 /// returns. The warm start (the greedy clustering when `start` is None):
-/// its objective (when the model can cost it) is the solver's cutoff, and
-/// it is the answer when the solver finds nothing better, or stops with
-/// nothing usable.
+/// its values (when the model can cost it) are the solver's start, which
+/// the answer must be at least as good as, and it is the answer when the
+/// solver finds nothing better, or stops with nothing usable.
 /// `separate` gives the lazy rows a solution breaks and `repair` a legal
 /// clustering near it (docs/ilp.md, "Lazy positions"; a model that states
 /// every rule has neither). A proven optimum that fails its check is a bug
@@ -325,7 +325,7 @@ pub(crate) enum End {
 /// until a solution breaks none, nothing beats the incumbent, a finished
 /// round's bound proves the incumbent optimal, `MAX_ROUNDS` rounds added
 /// cuts, or the time limit is spent. Each round solves the model from
-/// scratch (parts, node limits and the incumbent's objective as cutoff, as
+/// scratch (parts, node limits and the incumbent as the start, as
 /// `solve_parts`); an illegal solution is repaired, and replaces the
 /// incumbent when it beats it.
 pub(crate) fn solve_rounds(
@@ -415,7 +415,7 @@ pub(crate) struct Solved {
 /// "Independent parts"): no row joins two parts, so the optimum is the
 /// parts' optima put together, and each part is a smaller search. Each
 /// part has its own deterministic node limit (scaled with the part) and
-/// the warm start's share of the objective as its cutoff, and keeps the
+/// the warm start's share as its start, and keeps the
 /// warm start's values where the solver finds nothing better; the time
 /// limit is shared by all.
 pub(crate) fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>, relaxation: Option<&[f64]>, time_limit: f64) -> Solved {
