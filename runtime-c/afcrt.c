@@ -276,7 +276,10 @@ static int64_t run_chunks(afc_rt_chunk body, void *ctx, int64_t n, int64_t chunk
     if (threads > 1 && chunks <= AFC_RT_MAX_CHUNKS && !omp_in_parallel() && atomic_compare_exchange_strong(&busy, &expected, 1)) {
         afc_rt_fault faults[AFC_RT_MAX_CHUNKS];
         for (int64_t c = 0; c < chunks; c++) faults[c].code = 0;
-#pragma omp parallel for num_threads(threads) schedule(static)
+        /* Chunks go to whichever worker is free: a slower core (a shared
+         * vCPU) then takes fewer. Each chunk's results have slots of their
+         * own, so the bits do not depend on who ran it. */
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (int64_t c = 0; c < chunks; c++) {
             int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
             body(ctx, c, lo, hi, &faults[c]);

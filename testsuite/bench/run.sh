@@ -8,7 +8,12 @@
 #      from one process;
 #      and with --fusion=ilp on all cores (AFC_NUM_THREADS=nproc; the other
 #      columns run afc on one worker);
-#   2. the programs the anchors do not cover (extra.acc) against hand-fused
+#   2. on a machine of several cores, the yardstick for the speed-up
+#      (headroom.c): blackscholes by afc and by c_fused's loop under OpenMP,
+#      each on one worker and on all, interleaved in one process — on a
+#      virtual machine a second core gains 1.2x to 1.9x from one minute to
+#      the next;
+#   3. the programs the anchors do not cover (extra.acc) against hand-fused
 #      C written the way the anchors are (extra_hand.c).
 #
 # Usage: run.sh [N] [REPS]   (defaults 20000000 and 9, as the anchors' driver)
@@ -35,6 +40,14 @@ AFC_NUM_THREADS=1 "$out/none/bench_c" -n "$n" -r "$reps" -i c_unfused,c_fused,af
 AFC_NUM_THREADS=1 "$out/fast/bench_c" -n "$n" -r "$reps" -i c_fused,c_tuned,afc -j "$out/fast.jsonl" > "$out/fast.txt"
 AFC_NUM_THREADS="$cores" "$out/ilp/bench_c" -n "$n" -r "$reps" -i c_fused,c_tuned,afc -j "$out/parallel.jsonl" > "$out/parallel.txt"
 python3 "$here/report.py" "$out/fused.jsonl" "$out/unfused.jsonl" "$out/fast.jsonl" "$out/parallel.jsonl" "$cores"
+
+if [ "$cores" -gt 1 ]; then
+  echo
+  echo "== the machine's headroom: blackscholes, n = $n, median of $reps, one worker and $cores, interleaved"
+  cc -O3 -march=native -fopenmp -std=c11 -I"$root/runtime-c" -I"$shared/c" "$here/headroom.c" \
+    "$out/ilp/fused_blackscholes.o" "$out/afc_ilp.o" -lm -o "$out/headroom"
+  "$out/headroom" "$n" "$reps" "$cores"
+fi
 
 echo
 echo "== programs beyond the anchors: n = $n, median of $reps, ms"
