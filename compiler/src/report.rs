@@ -139,7 +139,7 @@ fn with_edge_fused(g: &DepGraph, reach: &Reach, m: &crate::cluster::ilp::Model, 
     }
     let mut lp = m.lp.clone();
     lp.row(format!("report_fuse_{}_{}", a.0, b.0), vec![(*x, 1.0)], 0.0, 0.0);
-    let solve = |lp: &mut afc_ir::lp::Lp| crate::cluster::solve_rounds(cfg, lp, &mut None, None, |v| m.cuts(g, reach, v), |_| None);
+    let solve = |lp: &mut afc_ir::lp::Lp| crate::cluster::solve_rounds(cfg, None, lp, &mut None, None, |v| m.cuts(g, reach, v), |_| None);
     let fused = solve(&mut lp);
     match fused.end {
         End::Infeasible => {

@@ -72,6 +72,29 @@ pub struct Limits<'a> {
     /// pump, RINS, …). Off where a repair heuristic of afc's own supplies
     /// the incumbents (`--ilp-model=lazy`).
     pub heuristics: bool,
+    /// Told now and then how a branch-and-bound search is going (a solver
+    /// may never call it); it only watches, the search is the same.
+    pub progress: Option<Watch<'a>>,
+}
+
+/// Where a search stands: seconds since it began, nodes explored, the
+/// best solution's objective (infinite: none) and the bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    pub seconds: f64,
+    pub nodes: u64,
+    pub incumbent: f64,
+    pub bound: f64,
+}
+
+/// The observer of a search (`Limits::progress`).
+#[derive(Clone, Copy)]
+pub struct Watch<'a>(pub &'a dyn Fn(Progress));
+
+impl std::fmt::Debug for Watch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watch")
+    }
 }
 
 /// Why a solve stopped before proving optimality.
@@ -137,7 +160,7 @@ impl Relaxation for Resolve<'_> {
         self.lp.rows.extend_from_slice(rows);
     }
     fn solve(&mut self, seconds: f64) -> Option<Vec<f64>> {
-        let sol = self.solver.solve(&self.lp, Limits { nodes: 0, seconds, start: None, heuristics: false });
+        let sol = self.solver.solve(&self.lp, Limits { nodes: 0, seconds, start: None, heuristics: false, progress: None });
         (sol.status != SolveStatus::None).then_some(sol.values)
     }
 }

@@ -7,9 +7,9 @@
 //! afc needs the dual bound and node count it does not expose; the calls
 //! below are the few the Solver trait needs, each checked.
 
-use afc_ir::lp::{Limits, Lp, Relaxation, Row, Solution, SolveStatus, Stop};
+use afc_ir::lp::{Limits, Lp, Progress, Relaxation, Row, Solution, SolveStatus, Stop, Watch};
 use highs_sys::*;
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
 #[derive(Debug)]
 pub struct Highs;
@@ -224,6 +224,21 @@ enum Opt {
     Str(&'static str),
 }
 
+/// HiGHS's MIP interrupt callback, called at every node and cut round:
+/// passes where the search stands to the observer (`Limits::progress`)
+/// and never interrupts it.
+unsafe extern "C" fn on_progress(_kind: c_int, _message: *const c_char, out: *const HighsCallbackDataOut, _in: *mut HighsCallbackDataIn, data: *mut c_void) {
+    if out.is_null() || data.is_null() {
+        return;
+    }
+    // SAFETY: HiGHS passes its output data and the pointer given to
+    // Highs_setCallback, a `Watch` alive for the whole run.
+    let (out, watch) = unsafe { (&*out, &*(data as *const Watch)) };
+    let p = Progress { seconds: out.running_time, nodes: out.mip_node_count.max(0) as u64, incumbent: out.mip_primal_bound, bound: out.mip_dual_bound };
+    // A panic must not cross into C++.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (watch.0)(p)));
+}
+
 pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
     let n = lp.vars.len();
     // A model HiGHS refuses, or a run that fails: no solution, no bound.
@@ -254,6 +269,14 @@ pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
     if let Some(s) = limits.start {
         // SAFETY: s has one value per column; no row values or duals.
         unsafe { Highs_setSolution(h.0, s.as_ptr(), std::ptr::null(), std::ptr::null(), std::ptr::null()) };
+    }
+    if let Some(watch) = &limits.progress {
+        // SAFETY: the callback and its data (`watch`, which outlives the
+        // run below) are valid for as long as the instance runs.
+        unsafe {
+            Highs_setCallback(h.0, Some(on_progress), watch as *const Watch as *mut c_void);
+            Highs_startCallback(h.0, kHighsCallbackMipInterrupt as _);
+        }
     }
     // SAFETY: a model was passed.
     if unsafe { Highs_run(h.0) } == STATUS_ERROR {
@@ -312,7 +335,7 @@ mod tests {
     }
 
     fn limits(start: Option<&[f64]>) -> Limits<'_> {
-        Limits { nodes: 100, seconds: 10.0, start, heuristics: true }
+        Limits { nodes: 100, seconds: 10.0, start, heuristics: true, progress: None }
     }
 
     #[test]

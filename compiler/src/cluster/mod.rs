@@ -10,11 +10,11 @@ pub mod pairs;
 pub mod separate;
 
 use afc_ir::cluster::{verify, Clustering};
-use afc_ir::lp::{Limits, Lp, Row, Solution, SolveStatus, Solver, Stop};
+use afc_ir::lp::{Limits, Lp, Progress, Row, Solution, SolveStatus, Solver, Stop, Watch};
 use afc_ir::graph::DepGraph;
 use afc_ir::labelled::{Function, NodeId};
 use std::cmp::Reverse;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -232,7 +232,7 @@ pub fn solve_checked(
     let relaxation = start.as_mut().and_then(|w| w.relaxation.take());
     let mut incumbent: Incumbent = start.and_then(|w| lp.feasible(&w.values).is_ok().then_some((w.clustering, w.values)));
     let warm = incumbent.as_ref().and(note);
-    let Rounds { solved, rounds, end, bound } = solve_rounds(cfg, &mut lp, &mut incumbent, relaxation.as_deref(), separate, repair);
+    let Rounds { solved, rounds, end, bound } = solve_rounds(cfg, Some(&f.name), &mut lp, &mut incumbent, relaxation.as_deref(), separate, repair);
     let sol = &solved.solution;
     if sol.stop == Stop::TimeLimit {
         // The one way the clustering can depend on the machine: say so.
@@ -330,6 +330,7 @@ pub(crate) enum End {
 /// incumbent when it beats it.
 pub(crate) fn solve_rounds(
     cfg: &ClusterConfig,
+    shown_as: Option<&str>,
     lp: &mut Lp,
     incumbent: &mut Incumbent,
     relaxation: Option<&[f64]>,
@@ -345,7 +346,7 @@ pub(crate) fn solve_rounds(
         let seconds = (cfg.time_limit - clock.elapsed().as_secs_f64()).max(0.0);
         let start = incumbent.as_ref().map(|(_, v)| v.as_slice());
         debug_assert!(start.is_none_or(|v| lp.feasible(v).is_ok()), "a lazy row cuts off a legal clustering");
-        let solved = solve_parts(cfg, lp, start, relaxation, seconds);
+        let solved = solve_parts(cfg, shown_as, lp, start, relaxation, seconds);
         let finished = solved.solution.stop == Stop::Finished;
         bound = bound.max(solved.solution.bound);
         let stopped = |bound: f64, solved: &Solved| End::Stopped {
@@ -367,10 +368,10 @@ pub(crate) fn solve_rounds(
         if cuts.is_empty() {
             return Rounds { solved, rounds, end: End::Legal, bound };
         }
-        if clock.elapsed().as_secs_f64() > 1.0 && std::io::stderr().is_terminal() {
+        if let Some(name) = shown_as.filter(|_| clock.elapsed().as_secs_f64() > 1.0 && std::io::stderr().is_terminal()) {
             // A long solve shows its progress on a terminal (issue 12).
-            let w = incumbent.as_ref().map(|(_, v)| format!("{}", lp.value_of(v))).unwrap_or_else(|| "none".into());
-            eprintln!("afc: ilp: round {}: {} cuts, bound {}, best legal {} ({:.1} s)", rounds + 1, cuts.len(), bound, w, clock.elapsed().as_secs_f64());
+            let w = incumbent.as_ref().map(|(_, v)| objective_text(lp.value_of(v))).unwrap_or_else(|| "none".into());
+            let _ = writeln!(std::io::stderr(), "afc: fn {}: ilp: round {}: {} cuts, bound {}, best legal {} ({:.1} s)", name, rounds + 1, cuts.len(), objective_text(bound.ceil()), w, clock.elapsed().as_secs_f64());
         }
         if let Some((c, v)) = repair(&solved.solution.values) {
             let better = incumbent.as_ref().is_none_or(|(_, w)| lp.value_of(&v) < lp.value_of(w) - 0.5);
@@ -418,12 +419,41 @@ pub(crate) struct Solved {
 /// the warm start's share as its start, and keeps the
 /// warm start's values where the solver finds nothing better; the time
 /// limit is shared by all.
-pub(crate) fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>, relaxation: Option<&[f64]>, time_limit: f64) -> Solved {
+pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, start: Option<&[f64]>, relaxation: Option<&[f64]>, time_limit: f64) -> Solved {
     let clock = std::time::Instant::now();
     let mut values = start.map(|v| v.to_vec()).unwrap_or_else(|| lp.vars.iter().map(|v| v.lo).collect());
     let (mut optimal, mut found, mut improved) = (true, true, false);
     let (mut bound, mut stop, mut node_limit, mut parts) = (0.0, Stop::Finished, 0, 0);
-    for part in lp.parts() {
+    let all = lp.parts();
+    let searched = all.iter().filter(|p| !p.lp.rows.is_empty()).count();
+    let at = std::cell::Cell::new(0);
+    // A search past a second shows where it stands on a terminal, once a
+    // second (issue 12); it only prints, so the clustering is the same.
+    let next = std::cell::Cell::new(1.0);
+    let show = |p: Progress| {
+        let t = clock.elapsed().as_secs_f64();
+        if t < next.get() {
+            return;
+        }
+        next.set(t.floor() + 1.0);
+        let best = if p.incumbent.is_finite() { objective_text(p.incumbent) } else { "none".into() };
+        let gap = if p.incumbent.is_finite() && p.bound.is_finite() { format!(", gap {:.1}%", afc_ir::lp::gap_percent(p.incumbent, p.bound)) } else { String::new() };
+        let part = if searched > 1 { format!(", part {} of {}", at.get(), searched) } else { String::new() };
+        // (A closed stderr is no reason to stop compiling.)
+        let _ = writeln!(
+            std::io::stderr(),
+            "afc: fn {}: ilp: {:.0} s{}: {} nodes, best {}, bound {}{}",
+            shown_as.unwrap_or_default(),
+            t,
+            part,
+            p.nodes,
+            best,
+            objective_text(p.bound.ceil()),
+            gap
+        );
+    };
+    let watch = (shown_as.is_some() && std::io::stderr().is_terminal()).then_some(Watch(&show));
+    for part in &all {
         if part.lp.rows.is_empty() {
             // One variable no row constrains: at its cheaper bound (where
             // the objective does not care, it keeps its start or lower bound).
@@ -440,12 +470,13 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, lp: &Lp, start: Option<&[f64]>, r
         let own_start = start.map(|v| part.restrict(v));
         let own_value = own_start.as_ref().map(|v| part.lp.value_of(v));
         parts += 1;
+        at.set(parts);
         let seconds = (time_limit - clock.elapsed().as_secs_f64()).max(0.0);
         let nodes = cfg.nodes.or_else(|| default_nodes(&part.lp));
         let sol = match (nodes, own_value) {
-            (None, Some(_)) => unsearched(cfg.solver, &part, relaxation, seconds),
+            (None, Some(_)) => unsearched(cfg.solver, part, relaxation, seconds),
             // Without a warm start even a large part needs the root.
-            (nodes, _) => cfg.solver.solve(&part.lp, Limits { nodes: nodes.unwrap_or(0), seconds, start: own_start.as_deref(), heuristics: cfg.model != IlpModel::Lazy }),
+            (nodes, _) => cfg.solver.solve(&part.lp, Limits { nodes: nodes.unwrap_or(0), seconds, start: own_start.as_deref(), heuristics: cfg.model != IlpModel::Lazy, progress: watch }),
         };
         // The first part that stops names the limit; a time limit anywhere
         // is reported as such.
@@ -506,7 +537,7 @@ fn unsearched(solver: &dyn Solver, part: &afc_ir::lp::Part, relaxation: Option<&
         Some(r) => part.lp.value_of(&part.restrict(r)),
         None if nnz(&part.lp) > RELAX_NNZ => f64::NEG_INFINITY,
         None => {
-            let r = solver.solve(&part.lp.relaxed(), Limits { nodes: 0, seconds, start: None, heuristics: false });
+            let r = solver.solve(&part.lp.relaxed(), Limits { nodes: 0, seconds, start: None, heuristics: false, progress: None });
             if r.status == SolveStatus::None {
                 f64::NEG_INFINITY
             } else {
