@@ -791,12 +791,17 @@ fn parts_of(g: &DepGraph) -> (Vec<usize>, std::collections::HashMap<usize, usize
 /// legal clustering; ties keep the earlier, so the choice is the same on
 /// every machine.
 pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, relaxation: Option<Vec<f64>>) -> super::WarmStart {
-    let greedy = super::greedy::cluster(f, g);
+    warm_start_from(f, g, cfg, m, relaxation, super::greedy::cluster(f, g))
+}
+
+/// `warm_start`, given the greedy clustering.
+fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, relaxation: Option<Vec<f64>>, greedy: Clustering) -> super::WarmStart {
     let values = m.assignment(f, g, &greedy);
     let value = m.lp.value_of(&values);
+    let at_bound = m.lp.at_trivial_bound(&values);
     let mut best = super::WarmStart { clustering: greedy, values, note: format!("greedy {}", value), relaxation: None };
     let mut best_value = value;
-    if cfg.nodes.is_none() && super::nnz(&m.lp) > super::RELAX_NNZ {
+    if at_bound || (cfg.nodes.is_none() && super::nnz(&m.lp) > super::RELAX_NNZ) {
         return best;
     }
     let lazy = cfg.model == super::IlpModel::Lazy;
@@ -840,12 +845,18 @@ pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Mo
 /// its relaxation when one was solved.
 pub fn solved_model(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Model, Option<Vec<f64>>) {
     let mut m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy);
-    let mut relaxation = None;
-    if !g.is_empty() && (cfg.nodes.is_some() || super::nnz(&m.lp) <= super::RELAX_NNZ) {
-        let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
-        relaxation = super::separate::strengthen(g, &reach, &mut m, cfg.solver, cfg.time_limit);
-    }
+    let relaxation = strengthen(f, g, cfg, &mut m);
     (m, relaxation)
+}
+
+/// The root cuts and the relaxation they end with, for a model of a size
+/// that gets them.
+fn strengthen(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &mut Model) -> Option<Vec<f64>> {
+    if g.is_empty() || (cfg.nodes.is_none() && super::nnz(&m.lp) > super::RELAX_NNZ) {
+        return None;
+    }
+    let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
+    super::separate::strengthen(g, &reach, m, cfg.solver, cfg.time_limit)
 }
 
 /// Solves the model, warm-started from the greedy clustering, adding the
@@ -859,12 +870,17 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Cluste
 /// `cluster`, with the model as it ended: the rows it was built with and
 /// the lazy cuts the solve added (`--emit=ilp`).
 pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Clustering, Lp) {
-    let (m, relaxation) = solved_model(f, g, cfg);
+    let mut m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy);
     if g.is_empty() {
         return (Clustering::new(vec![], "ilp: empty"), m.lp);
     }
     let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
-    let warm = warm_start(f, g, cfg, &m, relaxation);
+    // Greedy first: at the objective's trivial bound it is optimal, and
+    // no relaxation need be solved (a long chain of maps fuses whole).
+    let greedy = super::greedy::cluster(f, g);
+    let values = m.assignment(f, g, &greedy);
+    let relaxation = if m.lp.at_trivial_bound(&values) { None } else { strengthen(f, g, cfg, &mut m) };
+    let warm = warm_start_from(f, g, cfg, &m, relaxation, greedy);
     let label = if cfg.cost == CostModel::Traffic { "ilp".to_string() } else { format!("ilp (cost {})", cfg.cost.name()) };
     let lp = m.lp.clone();
     super::solve_checked(f, g, cfg, lp, &label, Some(warm), |v| m.cuts(g, &reach, v), |v| Some(m.repair(f, g, v)), |sol| {

@@ -474,6 +474,10 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, 
         let seconds = (time_limit - clock.elapsed().as_secs_f64()).max(0.0);
         let nodes = cfg.nodes.or_else(|| default_nodes(&part.lp));
         let sol = match (nodes, own_value) {
+            // At the objective's trivial bound the start is optimal.
+            (_, Some(w)) if own_start.as_deref().is_some_and(|v| part.lp.at_trivial_bound(v)) => {
+                Solution { status: SolveStatus::None, values: vec![], objective: w, bound: w, stop: Stop::Finished }
+            }
             (None, Some(_)) => unsearched(cfg.solver, part, relaxation, seconds),
             // Without a warm start even a large part needs the root.
             (nodes, _) => cfg.solver.solve(&part.lp, Limits { nodes: nodes.unwrap_or(0), seconds, start: own_start.as_deref(), heuristics: cfg.model != IlpModel::Lazy, progress: watch }),
