@@ -15,6 +15,7 @@ use afc_ir::graph::DepGraph;
 use afc_ir::labelled::{Function, NodeId, VarId};
 use afc_ir::sizes::SizeId;
 use indexmap::IndexSet;
+use std::collections::HashMap;
 
 pub fn trees(f: &Function, g: &DepGraph, c: &Clustering) -> Vec<FusionTree> {
     let manifest = c.manifest(f, g);
@@ -155,15 +156,44 @@ fn level(cx: &Ctx, ms: &[NodeId], prefix: &[SizeId]) -> FusionTree {
     chain(g, items, manifest)
 }
 
-fn chain(g: &DepGraph, mut items: Vec<Item>, manifest: &IndexSet<VarId>) -> FusionTree {
-    let first = items.remove(0);
-    if items.is_empty() {
-        return first.tree;
+/// The items in order, each fused with the chain after it through the
+/// arrays it makes that the later items read. Built from the end, and the
+/// arrays found from each node's own edges: a chain of thousands of maps
+/// searched every pair of its nodes and recursed once per item.
+fn chain(g: &DepGraph, items: Vec<Item>, manifest: &IndexSet<VarId>) -> FusionTree {
+    // Each node's places among the items' nodes, in order (item, index).
+    let mut at: HashMap<NodeId, Vec<(usize, usize)>> = HashMap::new();
+    for (i, item) in items.iter().enumerate() {
+        for (k, n) in item.nodes.iter().enumerate() {
+            at.entry(*n).or_default().push((i, k));
+        }
     }
-    let rest_nodes: Vec<NodeId> = items.iter().flat_map(|i| i.nodes.clone()).collect();
-    let via = reads_of(g, &first.nodes, &rest_nodes);
-    let rest = chain(g, items, manifest);
-    combine(first.tree, rest, via, manifest)
+    // For item i, the arrays its nodes make that a later item's nodes
+    // read: for each of its nodes, the consumers in the later items'
+    // order (as `reads_of` lists them).
+    let vias: Vec<Vec<VarId>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let mut via = vec![];
+            for a in &item.nodes {
+                let mut later: Vec<((usize, usize), NodeId)> =
+                    g.consumers(*a).filter_map(|b| at.get(&b).and_then(|p| p.iter().find(|(j, _)| *j > i)).map(|p| (*p, b))).collect();
+                later.sort_unstable();
+                for (_, b) in later {
+                    for v in g.edge(*a, b).map(|e| e.vars.as_slice()).unwrap_or_default() {
+                        if !via.contains(v) {
+                            via.push(*v);
+                        }
+                    }
+                }
+            }
+            via
+        })
+        .collect();
+    let mut from_end = items.into_iter().zip(vias).rev();
+    let (last, _) = from_end.next().expect("a level has an item");
+    from_end.fold(last.tree, |then, (item, via)| combine(item.tree, then, via, manifest))
 }
 
 fn combine(first: FusionTree, then: FusionTree, via: Vec<VarId>, manifest: &IndexSet<VarId>) -> FusionTree {
