@@ -10,6 +10,7 @@
  * comparable figure.
  *
  * usage: headroom N REPS WORKERS   (linked with c_fused's and afc's objects)
+ * WORKERS may be a list, "2,4,8,16": each count is timed in the same rounds.
  */
 #include <omp.h>
 #include <stdint.h>
@@ -61,12 +62,20 @@ static double median(double *v, int k) {
 
 int main(int argc, char **argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: headroom N REPS WORKERS\n");
+    fprintf(stderr, "usage: headroom N REPS WORKERS[,WORKERS...]\n");
     return 2;
   }
   n = atoll(argv[1]);
-  int reps = atoi(argv[2]), workers = atoi(argv[3]);
-  if (n < 1 || reps < 1 || workers < 1) {
+  int reps = atoi(argv[2]), counts[16], k = 0;
+  for (char *w = argv[3], *end; *w && k < 16; w = *end ? end + 1 : end) {
+    counts[k] = (int)strtol(w, &end, 10);
+    if (end == w || counts[k] < 1) {
+      fprintf(stderr, "headroom: WORKERS must be positive numbers, separated by commas\n");
+      return 2;
+    }
+    k++;
+  }
+  if (n < 1 || reps < 1 || k == 0) {
     fprintf(stderr, "headroom: N, REPS and WORKERS must be positive\n");
     return 2;
   }
@@ -81,28 +90,39 @@ int main(int argc, char **argv) {
   srand(7);
   for (int i = 0; i < 5; i++)
     for (int64_t j = 0; j < n; j++) in[i][j] = lo[i] + (hi[i] - lo[i]) * rand() / RAND_MAX;
-  double *t[4];
-  for (int k = 0; k < 4; k++) t[k] = malloc(reps * sizeof(double));
-  c_chunked(workers); /* touch every page and start OpenMP's threads */
-  afc_on(workers);
+  /* t[0], t[1]: C and afc on one worker; t[2 + 2w], t[3 + 2w]: on counts[w] */
+  double *t[2 + 2 * 16];
+  for (int j = 0; j < 2 + 2 * k; j++) t[j] = malloc(reps * sizeof(double));
+  for (int w = 0; w < k; w++) {
+    c_chunked(counts[w]); /* touch every page and start OpenMP's threads */
+    afc_on(counts[w]);
+  }
   for (int r = 0; r < reps; r++) {
     double t0 = now_ms();
     c_chunked(1);
     double t1 = now_ms();
-    c_chunked(workers);
-    double t2 = now_ms();
     afc_on(1);
-    double t3 = now_ms();
-    afc_on(workers);
-    double t4 = now_ms();
-    t[0][r] = t1 - t0, t[1][r] = t2 - t1, t[2][r] = t3 - t2, t[3][r] = t4 - t3;
+    double t2 = now_ms();
+    t[0][r] = t1 - t0, t[1][r] = t2 - t1;
+    for (int w = 0; w < k; w++) {
+      t0 = now_ms();
+      c_chunked(counts[w]);
+      t1 = now_ms();
+      afc_on(counts[w]);
+      t2 = now_ms();
+      t[2 + 2 * w][r] = t1 - t0, t[3 + 2 * w][r] = t2 - t1;
+    }
   }
-  double c1 = median(t[0], reps), cw = median(t[1], reps), a1 = median(t[2], reps), aw = median(t[3], reps);
-  printf("blackscholes  %-18s %.2f ms on 1 thread, %.2f ms on %d: x%.2f\n", "C, OpenMP chunks:", c1, cw, workers, c1 / cw);
-  printf("blackscholes  %-18s %.2f ms on 1 worker, %.2f ms on %d: x%.2f (%.2f of C's speed-up)\n", "afc:", a1,
-         aw, workers, a1 / aw, (a1 / aw) / (c1 / cw));
+  double c1 = median(t[0], reps), a1 = median(t[1], reps);
+  for (int w = 0; w < k; w++) {
+    double cw = median(t[2 + 2 * w], reps), aw = median(t[3 + 2 * w], reps);
+    printf("blackscholes  %-18s %.2f ms on 1 thread, %.2f ms on %d: x%.2f\n", "C, OpenMP chunks:", c1, cw, counts[w],
+           c1 / cw);
+    printf("blackscholes  %-18s %.2f ms on 1 worker, %.2f ms on %d: x%.2f (%.2f of C's speed-up)\n", "afc:", a1, aw,
+           counts[w], a1 / aw, (a1 / aw) / (c1 / cw));
+  }
   for (int i = 0; i < 5; i++) free(in[i]);
   for (int i = 0; i < 2; i++) free(out[i]);
-  for (int k = 0; k < 4; k++) free(t[k]);
+  for (int j = 0; j < 2 + 2 * k; j++) free(t[j]);
   return 0;
 }

@@ -9,7 +9,16 @@ Every column runs afc on one worker but the last three, from PARALLEL.jsonl
 speed-up over one worker (the two runs' afc/c_fused ratios divided, since
 times are compared within one process only).
 
-usage: report.py FUSED.jsonl UNFUSED.jsonl FAST.jsonl [PARALLEL.jsonl N]"""
+With --scaling, reads the folder that scaling.sh's run.sh wrote on a
+many-core machine: afc's median ms on each worker count and its speed-up
+over one worker, both as the two processes' times divided (`raw`) and as
+their afc/c_fused ratios divided (`anchored`: c_fused runs on one worker
+in both, so it stands for the machine's drift between the runs).
+
+usage: report.py FUSED.jsonl UNFUSED.jsonl FAST.jsonl [PARALLEL.jsonl N]
+       report.py --scaling DIR"""
+import glob
+import os
 import json
 import sys
 
@@ -23,7 +32,34 @@ def load(path):
     return rows
 
 
+def scaling(folder):
+    runs = {}
+    for path in glob.glob(os.path.join(folder, "*_*.jsonl")):
+        mode, workers = os.path.basename(path)[:-len(".jsonl")].rsplit("_", 1)
+        runs[(mode, int(workers))] = load(path)
+    counts = sorted({w for _, w in runs})
+    if 1 not in counts:
+        sys.exit("report.py: %s holds no run on one worker" % folder)
+    print("%-24s" % "afc, median ms" + "".join("%10s" % ("x%d" % w) for w in counts)
+          + "   speed-up at " + ", ".join(str(w) for w in counts[1:]) + ": raw (anchored)")
+    for mode in ("ilp", "fast"):
+        base = runs.get((mode, 1), {})
+        for b in base:
+            med = lambda w, impl: runs.get((mode, w), {}).get(b, {}).get(impl, {}).get("med_ms")
+            name = b + (" --fast-math" if mode == "fast" else "")
+            times = "".join("%10.2f" % med(w, "afc") if med(w, "afc") else "%10s" % "-" for w in counts)
+            ups = []
+            anchor = "c_tuned" if mode == "fast" else "c_fused"
+            for w in counts[1:]:
+                a1, aw, c1, cw = med(1, "afc"), med(w, "afc"), med(1, anchor), med(w, anchor)
+                ups.append("%.1f (%.1f)" % (a1 / aw, (a1 / c1) / (aw / cw)) if a1 and aw and c1 and cw else "-")
+            checks = {runs[(mode, w)][b]["afc"]["check"] for w in counts if b in runs.get((mode, w), {})}
+            print("%-24s%s   %s  %s" % (name, times, ", ".join(ups), ",".join(sorted(checks))))
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--scaling":
+        return scaling(sys.argv[2])
     fused, unfused, fast = load(sys.argv[1]), load(sys.argv[2]), load(sys.argv[3])
     par = load(sys.argv[4]) if len(sys.argv) > 4 else {}
     cores = sys.argv[5] if len(sys.argv) > 5 else "N"

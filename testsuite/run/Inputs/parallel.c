@@ -1,7 +1,8 @@
 /* Driver of run/parallel.acc: every function at sizes around the chunk
  * boundaries (chunks of 1000 positions, 1024 when streaming, 1/256 of the
- * loop beyond 256000), on 1, 2, 3 and 8 workers; SMALL=1 (under valgrind)
- * stops at 300001 elements. */
+ * loop beyond 256000), on 1, 2, 3 and 8 workers (WORKERS="1 2 4 16", say,
+ * names others: testsuite/bench/scaling.sh runs it on a many-core machine);
+ * SMALL=1 (under valgrind) stops at 300001 elements. */
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,7 +11,21 @@
 
 static const int64_t sizes[] = {0, 1, 2, 999, 1000, 1001, 1023, 1024, 1025, 2047, 5000, 255999, 256000, 256001, 300001, 2000003, 4194303, 4194305};
 #define NSIZES (int)(sizeof sizes / sizeof sizes[0])
-static const int workers[] = {1, 2, 3, 8};
+static int workers[32] = {1, 2, 3, 8}, nworkers = 4;
+
+/* WORKERS: a list of worker counts, the first of which is the reference. */
+static void read_workers(void) {
+    const char *w = getenv("WORKERS");
+    if (!w) return;
+    nworkers = 0;
+    for (char *end; *w && nworkers < 32; w = end) {
+        long t = strtol(w, &end, 10);
+        if (end == w) { end = (char *)w + 1; continue; }
+        if (t < 1) { printf("FAIL WORKERS: %ld is not a number of workers\n", t); exit(1); }
+        workers[nworkers++] = (int)t;
+    }
+    if (nworkers == 0) { printf("FAIL WORKERS names no worker count\n"); exit(1); }
+}
 
 static int fail(const char *what, int64_t n, int t) {
     printf("FAIL %s at n = %lld, %d workers: %s\n", what, (long long)n, t, afc_last_error());
@@ -173,7 +188,7 @@ static void hist_error(int64_t n, int64_t b1, int64_t b2) {
     ix[b2] = 64 + b2;
     char want[128];
     snprintf(want, sizeof want, "index %lld, length 64", (long long)(64 + (b1 < b2 ? b1 : b2)));
-    for (int wi = 0; wi < 4; wi++) {
+    for (int wi = 0; wi < nworkers; wi++) {
         afc_set_num_threads(workers[wi]);
         afc_i64_1d x = {ix, {n}}, w = {ws, {n}}, h1 = {NULL, {0}}, h2 = {NULL, {0}};
         afc_bool_1d h3 = {NULL, {0}};
@@ -193,7 +208,7 @@ static void walk_error(int64_t n, int64_t bad_p, int64_t bad_i) {
     is[bad_i] = -7;
     char want[128];
     snprintf(want, sizeof want, "index %lld, length %lld", (long long)(bad_p < bad_i ? -10 * n : -7), (long long)n);
-    for (int wi = 0; wi < 4; wi++) {
+    for (int wi = 0; wi < nworkers; wi++) {
         afc_set_num_threads(workers[wi]);
         afc_i64_1d x = {xs, {n}}, d = {ds, {n}}, ix = {is, {n}}, out = {NULL, {0}};
         int64_t before = afc_live_count();
@@ -215,7 +230,7 @@ static void first_error(int64_t n, const int64_t *bad, int nbad) {
     }
     char want[128];
     snprintf(want, sizeof want, "index %lld, length %lld", (long long)(-1 - first), (long long)n);
-    for (int wi = 0; wi < 4; wi++) {
+    for (int wi = 0; wi < nworkers; wi++) {
         afc_set_num_threads(workers[wi]);
         afc_i64_1d x = {xs, {n}}, ix = {is, {n}}, out = {NULL, {0}};
         int64_t before = afc_live_count();
@@ -254,6 +269,7 @@ static void *user_thread(void *arg) {
 }
 
 int main(void) {
+    read_workers();
     int64_t start = afc_live_count();
     int64_t most = sizes[NSIZES - 1];
     double *xs = malloc((size_t)most * 8);
@@ -267,15 +283,17 @@ int main(void) {
         if (getenv("SMALL") && n > 300001) break;
         size_t cap = (size_t)n * 16 + 4096;
         char *ref = malloc(cap), *got = malloc(cap);
-        size_t len = run_all(n, 1, xs, is, ref);
-        for (int wi = 1; wi < 4; wi++) {
+        size_t len = run_all(n, workers[0], xs, is, ref);
+        for (int wi = 1; wi < nworkers; wi++) {
             if (run_all(n, workers[wi], xs, is, got) != len || memcmp(ref, got, len) != 0)
-                fail("bits differ from 1 worker", n, workers[wi]);
+                fail("bits differ from the first worker count", n, workers[wi]);
         }
         free(ref);
         free(got);
     }
-    printf("sizes agree on 1, 2, 3, 8 workers\n");
+    printf("sizes agree on");
+    for (int wi = 0; wi < nworkers; wi++) printf("%s %d", wi == 0 ? "" : ",", workers[wi]);
+    printf(" workers\n");
 
     const int64_t b1[] = {0}, b2[] = {999}, b3[] = {1000}, b4[] = {255999, 1001}, b5[] = {299999, 150000, 150001};
     first_error(5000, b1, 1);
