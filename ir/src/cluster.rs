@@ -3,7 +3,7 @@
 //! (`--emit=clusters`, whose format LANGUAGE.md fixes) and the check that
 //! every clustering passes before it is used (DESIGN.md decision 14).
 
-use crate::graph::{DepGraph, EdgeKind};
+use crate::graph::{DepGraph, Edge, EdgeKind};
 use crate::labelled::{Function, NodeId, VarId};
 use indexmap::IndexSet;
 use std::fmt::Write;
@@ -102,8 +102,31 @@ impl Clustering {
 /// to right, following shared reads where they can.
 pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, String> {
     let of = c.cluster_of();
-    let n = g.len();
     let manifest = c.manifest(f, g);
+    let nodes: Vec<NodeId> = g.nodes().collect();
+    let fused: Vec<(NodeId, NodeId, &Edge)> = g.edges().filter(|(a, b, _)| of[a] == of[b]).collect();
+    let together: Vec<(NodeId, NodeId, &Vec<VarId>)> = g.siblings().iter().filter(|((a, b), _)| of[a] == of[b]).map(|(&(a, b), xs)| (a, b, xs)).collect();
+    let given = (!c.orders.is_empty()).then_some(c.orders.as_slice());
+    solve_orders(f, g, &Scope { nodes: &nodes, fused: &fused, together: &together, same: &|a, b| of[&a] == of[&b], manifest: &|v| manifest.contains(&v) }, given)
+}
+
+/// Where `solve_orders` looks: `nodes` (in id order) and, among them, the
+/// fused edges (in the graph's order) and sibling pairs (in `siblings`'
+/// order) inside their clusters; which nodes share a cluster; which arrays
+/// are written to memory. A cluster's orders depend on nothing outside
+/// it, so the nodes of one cluster give the orders `orders` gives them.
+pub struct Scope<'a> {
+    pub nodes: &'a [NodeId],
+    pub fused: &'a [(NodeId, NodeId, &'a Edge)],
+    pub together: &'a [(NodeId, NodeId, &'a Vec<VarId>)],
+    pub same: &'a dyn Fn(NodeId, NodeId) -> bool,
+    pub manifest: &'a dyn Fn(VarId) -> bool,
+}
+
+/// `orders` over a scope: each of its nodes' order (indexed by node id;
+/// nodes outside it get 0), or the `given` ones checked.
+pub fn solve_orders(f: &Function, g: &DepGraph, scope: &Scope, given: Option<&[u32]>) -> Result<Vec<u32>, String> {
+    let n = g.len();
     let producers = f.producers();
     let name = |a: usize| f.node(NodeId(a as u32)).name.clone();
     // A constraint between a producer p and a consumer c: o_p = read(c).
@@ -114,18 +137,16 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
         Label(u32),
     }
     let mut edges: Vec<(usize, usize, Read)> = vec![];
-    for (a, b, e) in g.edges() {
-        if of[&a] == of[&b] {
-            if let EdgeKind::Fusible { order } = e.kind {
-                let r = if order >= 2 {
-                    Read::Label(order)
-                } else if f.node(b).flips_order() {
-                    Read::Flipped
-                } else {
-                    Read::Same
-                };
-                edges.push((a.0 as usize, b.0 as usize, r));
-            }
+    for &(a, b, e) in scope.fused {
+        if let EdgeKind::Fusible { order } = e.kind {
+            let r = if order >= 2 {
+                Read::Label(order)
+            } else if f.node(b).flips_order() {
+                Read::Flipped
+            } else {
+                Read::Same
+            };
+            edges.push((a.0 as usize, b.0 as usize, r));
         }
     }
     let check = |order: &[u32]| -> Result<(), String> {
@@ -140,7 +161,8 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
                 return Err(format!("'{}' and '{}' need different traversal orders in one cluster", name(p), name(c)));
             }
         }
-        for (a, o) in order.iter().enumerate() {
+        for a in scope.nodes.iter().map(|a| a.0 as usize) {
+            let o = &order[a];
             let node = f.node(NodeId(a as u32));
             if let Some(req) = node.fixed_order() {
                 if *o != req as u32 {
@@ -154,22 +176,22 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
                 return Err(format!("'{}' may fail, so it cannot run at a gather's indices only (an element not gathered would skip its error)", node.name));
             }
             if *o >= 2 {
-                if let Some(ix) = f.index_arrays_checked(NodeId(a as u32)).into_iter().find(|ix| producers[ix.0 as usize].is_some_and(|p| of[&p] == of[&NodeId(a as u32)])) {
+                if let Some(ix) = f.index_arrays_checked(NodeId(a as u32)).into_iter().find(|ix| producers[ix.0 as usize].is_some_and(|p| (scope.same)(p, NodeId(a as u32)))) {
                     return Err(format!("gather '{}' runs at a gather's indices, so its index array %{} must be in memory before its loop (its whole is checked first), not made in it", node.name, f.var_name(ix)));
                 }
             }
             if *o >= 2 && !edges.iter().any(|(p, _, _)| *p == a) {
                 return Err(format!("'{}' runs at a gather's indices but feeds nothing there", node.name));
             }
-            if *o >= 2 && node.outputs().iter().any(|v| manifest.contains(v)) {
+            if *o >= 2 && node.outputs().iter().any(|v| (scope.manifest)(*v)) {
                 return Err(format!("'{}' is written to memory, so it cannot run at a gather's indices (it would be only partly computed)", node.name));
             }
         }
         Ok(())
     };
-    if !c.orders.is_empty() {
-        check(&c.orders)?;
-        return Ok(c.orders.clone());
+    if let Some(given) = given {
+        check(given)?;
+        return Ok(given.to_vec());
     }
     let mut order: Vec<Option<u32>> = vec![None; n];
     // Each node's fused edges, in `edges` order (the order the propagation
@@ -223,7 +245,7 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
             assign(&mut order, p, l);
         }
     }
-    for s in 0..n {
+    for s in scope.nodes.iter().map(|s| s.0 as usize) {
         if order[s].is_none() {
             if let Some(req) = f.node(NodeId(s as u32)).fixed_order() {
                 assign(&mut order, s, req as u32);
@@ -243,7 +265,7 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
     // then the first again. A pair can only become that first pair when one
     // of its nodes is set, so a heap of the pairs touched since they were
     // last looked at finds it without rescanning them all.
-    let together: Vec<(NodeId, NodeId, &Vec<VarId>)> = g.siblings().iter().filter(|((a, b), _)| of[a] == of[b]).map(|(&(a, b), xs)| (a, b, xs)).collect();
+    let together = scope.together;
     let mut touching: Vec<Vec<usize>> = vec![vec![]; n];
     for (i, &(a, b, _)) in together.iter().enumerate() {
         touching[a.0 as usize].push(i);
@@ -271,6 +293,7 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
     let mut pending: BinaryHeap<Reverse<usize>> = (0..together.len()).map(Reverse).collect();
     // Orders are only ever set, so the first node without one only moves on.
     let mut first_unset = 0;
+    let nodes = scope.nodes;
     loop {
         let mut next = None;
         while let Some(Reverse(i)) = pending.pop() {
@@ -282,20 +305,20 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
         let set = match next {
             Some((u, v)) => assign(&mut order, u, v),
             None => {
-                while first_unset < n && order[first_unset].is_some() {
+                while first_unset < nodes.len() && order[nodes[first_unset].0 as usize].is_some() {
                     first_unset += 1;
                 }
-                if first_unset == n {
+                if first_unset == nodes.len() {
                     break;
                 }
-                assign(&mut order, first_unset, 0)
+                assign(&mut order, nodes[first_unset].0 as usize, 0)
             }
         };
         for s in set {
             pending.extend(touching[s].iter().map(|&i| Reverse(i)));
         }
     }
-    let order: Vec<u32> = order.into_iter().map(|o| o.unwrap()).collect();
+    let order: Vec<u32> = order.into_iter().map(|o| o.unwrap_or(0)).collect();
     check(&order)?;
     Ok(order)
 }
@@ -361,41 +384,113 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
         }
     }
     for (i, members) in c.clusters.iter().enumerate() {
-        // papers/000 §1.3.6: iteration sizes may differ only down the
-        // transducer forest, with every transducer on the way in the cluster.
-        let sizes = &g.sizes;
-        // Nodes evaluated at a gather's indices run at the gather's rate.
-        let rated: Vec<NodeId> = members.iter().copied().filter(|n| ord[n.0 as usize] <= 1).collect();
-        let Some(root) = rated.iter().map(|n| sizes.of_node(*n)).min_by_key(|s| (sizes.depth(*s), s.0)) else {
-            return Err(format!("cluster {} has no loop of its own", i));
-        };
-        for n in &rated {
-            match sizes.path(sizes.of_node(*n), root) {
-                None => return Err(format!("cluster {} mixes unrelated iteration sizes ('{}')", i, f.node(*n).name)),
-                Some(ts) => {
-                    if let Some(t) = ts.iter().find(|t| of[*t] != i) {
-                        return Err(format!(
-                            "cluster {}: '{}' runs at the sub-rate of filter '{}', which is not in the cluster",
-                            i,
-                            f.node(*n).name,
-                            f.node(*t).name
-                        ));
-                    }
+        cluster_rules(f, g, i, members, &|n| of[&n] == i, &ord, &inside)?;
+    }
+    Ok(())
+}
+
+/// What `verify` asks of cluster `i` alone, given the nodes' orders and
+/// each node's links inside its cluster: one iteration size down the
+/// transducer forest, and connected.
+fn cluster_rules(f: &Function, g: &DepGraph, i: usize, members: &[NodeId], of_it: &dyn Fn(NodeId) -> bool, ord: &[u32], inside: &[Vec<NodeId>]) -> Result<(), String> {
+    // papers/000 §1.3.6: iteration sizes may differ only down the
+    // transducer forest, with every transducer on the way in the cluster.
+    let sizes = &g.sizes;
+    // Nodes evaluated at a gather's indices run at the gather's rate.
+    let rated: Vec<NodeId> = members.iter().copied().filter(|n| ord[n.0 as usize] <= 1).collect();
+    let Some(root) = rated.iter().map(|n| sizes.of_node(*n)).min_by_key(|s| (sizes.depth(*s), s.0)) else {
+        return Err(format!("cluster {} has no loop of its own", i));
+    };
+    for n in &rated {
+        match sizes.path(sizes.of_node(*n), root) {
+            None => return Err(format!("cluster {} mixes unrelated iteration sizes ('{}')", i, f.node(*n).name)),
+            Some(ts) => {
+                if let Some(t) = ts.iter().find(|t| !of_it(**t)) {
+                    return Err(format!("cluster {}: '{}' runs at the sub-rate of filter '{}', which is not in the cluster", i, f.node(*n).name, f.node(*t).name));
                 }
             }
         }
-        // Connectivity through fused edges and shared reads (two readers of
-        // one array in one order).
-        let mut seen: IndexSet<NodeId> = IndexSet::new();
-        let mut stack = vec![members[0]];
-        while let Some(n) = stack.pop() {
-            if seen.insert(n) {
-                stack.extend(inside[n.0 as usize].iter().filter(|m| !seen.contains(*m)));
-            }
-        }
-        if seen.len() != members.len() {
-            return Err(format!("cluster {} is not connected", i));
+    }
+    // Connectivity through fused edges and shared reads (two readers of
+    // one array in one order).
+    let mut seen: IndexSet<NodeId> = IndexSet::new();
+    let mut stack = vec![members[0]];
+    while let Some(n) = stack.pop() {
+        if seen.insert(n) {
+            stack.extend(inside[n.0 as usize].iter().filter(|m| !seen.contains(*m)));
         }
     }
+    if seen.len() != members.len() {
+        return Err(format!("cluster {} is not connected", i));
+    }
     Ok(())
+}
+
+/// `verify` one cluster at a time, for a search that joins two clusters
+/// of a clustering that passes it (greedy): joining them changes no other
+/// cluster's orders (a cluster's depend on nothing outside it) and only
+/// takes arrays out of the manifest, so the joined cluster's edges,
+/// orders, sizes and connectivity are all there is to check — and, the
+/// caller's part, that the clusters stay acyclic.
+pub struct Joins<'a> {
+    f: &'a Function,
+    g: &'a DepGraph,
+    /// Each node's sibling pairs, as indices into `g.siblings()`.
+    pairs_of: Vec<Vec<usize>>,
+}
+
+impl<'a> Joins<'a> {
+    pub fn new(f: &'a Function, g: &'a DepGraph) -> Joins<'a> {
+        let mut pairs_of = vec![vec![]; g.len()];
+        for (i, (a, b)) in g.siblings().keys().enumerate() {
+            pairs_of[a.0 as usize].push(i);
+            pairs_of[b.0 as usize].push(i);
+        }
+        Joins { f, g, pairs_of }
+    }
+
+    /// Whether `members` (in id order; `inside` says who they are) pass
+    /// `verify`'s rules as one cluster; `Err` with its reason otherwise.
+    pub fn check(&self, members: &[NodeId], inside: &dyn Fn(NodeId) -> bool) -> Result<(), String> {
+        let (f, g) = (self.f, self.g);
+        use petgraph::visit::EdgeRef;
+        let mut fused: Vec<(usize, NodeId, NodeId, &Edge)> = vec![];
+        let mut written: IndexSet<VarId> = IndexSet::new();
+        for &a in members {
+            for e in g.graph.edges(DepGraph::idx(a)) {
+                let b = g.graph[e.target()];
+                if inside(b) {
+                    if !e.weight().is_fusible() {
+                        return Err(format!("fusion-preventing edge '{}' -> '{}' inside the cluster", f.node(a).name, f.node(b).name));
+                    }
+                    fused.push((e.id().index(), a, b, e.weight()));
+                } else {
+                    written.extend(e.weight().vars.iter().copied().filter(|v| f.var(*v).ty.is_array()));
+                }
+            }
+        }
+        fused.sort_by_key(|e| e.0);
+        let fused: Vec<(NodeId, NodeId, &Edge)> = fused.into_iter().map(|(_, a, b, e)| (a, b, e)).collect();
+        let siblings = g.siblings();
+        let mut pairs: Vec<usize> = members.iter().flat_map(|a| self.pairs_of[a.0 as usize].iter().copied()).filter(|&i| {
+            let (a, b) = siblings.get_index(i).expect("a sibling pair").0;
+            inside(*a) && inside(*b)
+        }).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let together: Vec<(NodeId, NodeId, &Vec<VarId>)> = pairs.iter().map(|&i| {
+            let (&(a, b), xs) = siblings.get_index(i).expect("a sibling pair");
+            (a, b, xs)
+        }).collect();
+        let same = |a: NodeId, b: NodeId| inside(a) && inside(b);
+        let manifest = |v: VarId| g.forced_manifest.contains(&v) || written.contains(&v);
+        let ord = solve_orders(f, g, &Scope { nodes: members, fused: &fused, together: &together, same: &same, manifest: &manifest }, None)?;
+        let mut links: Vec<Vec<NodeId>> = vec![vec![]; g.len()];
+        let shared = together.iter().filter(|(a, b, xs)| xs.iter().any(|x| read_order(f, g, &ord, *x, *a) == read_order(f, g, &ord, *x, *b)));
+        for (a, b) in fused.iter().map(|(a, b, _)| (*a, *b)).chain(shared.map(|(a, b, _)| (*a, *b))) {
+            links[a.0 as usize].push(b);
+            links[b.0 as usize].push(a);
+        }
+        cluster_rules(f, g, 0, members, inside, &ord, &links)
+    }
 }
