@@ -107,13 +107,14 @@ pub fn orders(f: &Function, g: &DepGraph, c: &Clustering) -> Result<Vec<u32>, St
     let fused: Vec<(NodeId, NodeId, &Edge)> = g.edges().filter(|(a, b, _)| of[a] == of[b]).collect();
     let together: Vec<(NodeId, NodeId, &Vec<VarId>)> = g.siblings().iter().filter(|((a, b), _)| of[a] == of[b]).map(|(&(a, b), xs)| (a, b, xs)).collect();
     let given = (!c.orders.is_empty()).then_some(c.orders.as_slice());
-    solve_orders(f, g, &Scope { nodes: &nodes, fused: &fused, together: &together, same: &|a, b| of[&a] == of[&b], manifest: &|v| manifest.contains(&v) }, given)
+    let producers = f.producers();
+    solve_orders(f, g, &Scope { nodes: &nodes, fused: &fused, together: &together, same: &|a, b| of[&a] == of[&b], manifest: &|v| manifest.contains(&v), producers: &producers }, given)
 }
 
 /// Where `solve_orders` looks: `nodes` (in id order) and, among them, the
 /// fused edges (in the graph's order) and sibling pairs (in `siblings`'
 /// order) inside their clusters; which nodes share a cluster; which arrays
-/// are written to memory. A cluster's orders depend on nothing outside
+/// are written to memory; each variable's producer. A cluster's orders depend on nothing outside
 /// it, so the nodes of one cluster give the orders `orders` gives them.
 pub struct Scope<'a> {
     pub nodes: &'a [NodeId],
@@ -121,13 +122,15 @@ pub struct Scope<'a> {
     pub together: &'a [(NodeId, NodeId, &'a Vec<VarId>)],
     pub same: &'a dyn Fn(NodeId, NodeId) -> bool,
     pub manifest: &'a dyn Fn(VarId) -> bool,
+    /// `Function::producers`.
+    pub producers: &'a [Option<NodeId>],
 }
 
 /// `orders` over a scope: each of its nodes' order (indexed by node id;
 /// nodes outside it get 0), or the `given` ones checked.
 pub fn solve_orders(f: &Function, g: &DepGraph, scope: &Scope, given: Option<&[u32]>) -> Result<Vec<u32>, String> {
     let n = g.len();
-    let producers = f.producers();
+    let producers = scope.producers;
     let name = |a: usize| f.node(NodeId(a as u32)).name.clone();
     // A constraint between a producer p and a consumer c: o_p = read(c).
     #[derive(Clone, Copy)]
@@ -437,6 +440,7 @@ pub struct Joins<'a> {
     g: &'a DepGraph,
     /// Each node's sibling pairs, as indices into `g.siblings()`.
     pairs_of: Vec<Vec<usize>>,
+    producers: Vec<Option<NodeId>>,
 }
 
 impl<'a> Joins<'a> {
@@ -446,7 +450,7 @@ impl<'a> Joins<'a> {
             pairs_of[a.0 as usize].push(i);
             pairs_of[b.0 as usize].push(i);
         }
-        Joins { f, g, pairs_of }
+        Joins { f, g, pairs_of, producers: f.producers() }
     }
 
     /// Whether `members` (in id order; `inside` says who they are) pass
@@ -484,7 +488,7 @@ impl<'a> Joins<'a> {
         }).collect();
         let same = |a: NodeId, b: NodeId| inside(a) && inside(b);
         let manifest = |v: VarId| g.forced_manifest.contains(&v) || written.contains(&v);
-        let ord = solve_orders(f, g, &Scope { nodes: members, fused: &fused, together: &together, same: &same, manifest: &manifest }, None)?;
+        let ord = solve_orders(f, g, &Scope { nodes: members, fused: &fused, together: &together, same: &same, manifest: &manifest, producers: &self.producers }, None)?;
         let mut links: Vec<Vec<NodeId>> = vec![vec![]; g.len()];
         let shared = together.iter().filter(|(a, b, xs)| xs.iter().any(|x| read_order(f, g, &ord, *x, *a) == read_order(f, g, &ord, *x, *b)));
         for (a, b) in fused.iter().map(|(a, b, _)| (*a, *b)).chain(shared.map(|(a, b, _)| (*a, *b))) {
