@@ -429,6 +429,8 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
     });
     // Folds stepping directly in this loop (inner loops decide their own).
     let mut wanted = compress(l, cfg, &prim);
+    let mut filtered = false;
+    visit_level(&l.body, false, &mut |leaf, _| filtered |= matches!(leaf, LoopBody::Filter { .. }));
     let mut plans: Vec<(VarId, Accumulate)> = vec![];
     visit_level(&l.body, false, &mut |leaf, guarded| {
         if let LoopBody::ManyToOne { op, reads, results, .. } = leaf {
@@ -441,7 +443,7 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
                 Accumulate::Chain
             } else if reorderable(op, &prim).is_some() {
                 Accumulate::Lanes(k)
-            } else if same_types && !guarded && !chooses(op) {
+            } else if same_types && !guarded && (!chooses(op) || picks_tree(op, results.len(), filtered, &prim)) {
                 Accumulate::Tree(k)
             } else {
                 Accumulate::Chain
@@ -551,16 +553,36 @@ fn collect_inner<'a>(b: &'a mut Body, out: &mut Vec<&'a mut Loop>) {
 }
 
 /// Does an operator pick one of its operands (`if`, `select`), like an
-/// arg-max? Its tree's picks between two fresh elements are unpredictable,
-/// and LLVM's x86 back end makes a branch of a pick of doubles whose
-/// comparison picks several values (measured on filterMax: a tree of 2, 4
-/// or 8 runs 2.5-3x slower than the chain); such folds stay chains.
+/// arg-max? Such folds stay chains unless `picks_tree` says otherwise.
 fn chooses(op: &afc_ir::labelled::Lambda) -> bool {
     fn block(b: &afc_ir::labelled::Block) -> bool {
         b.stmts.iter().any(|s| matches!(s, Stmt::If { .. } | Stmt::Assign { rhs: Rhs::Select(..), .. }))
     }
     block(&op.body)
 }
+
+/// Does a picking fold run faster as a tree? When it compares floats, no
+/// filter steps in its loop and its state is at most `PICK_TREE_STATE`
+/// values (docs/strategy.md, measured on this rule's four shapes): a float
+/// chain waits for each element's compare (several cycles) before the next,
+/// and LLVM cannot vectorise it; a group's tree runs as vector compares. An
+/// integer chain's compare and conditional move take a cycle each, less
+/// than the tree's extra picks, and beside a filter's compaction the tree's
+/// shuffles compete with the compaction's.
+fn picks_tree(op: &afc_ir::labelled::Lambda, state: usize, filtered: bool, prim: &dyn Fn(VarId) -> afc_ir::types::Prim) -> bool {
+    use afc_ir::labelled::Operand;
+    let float = |o: &Operand| matches!(o, Operand::Var(v) if prim(*v).is_float());
+    let compares_floats = |b: &afc_ir::labelled::Block| {
+        b.stmts.iter().any(|s| matches!(s, Stmt::Assign { rhs: Rhs::Binary(c, x, y), .. } if c.is_comparison() && (float(x) || float(y))))
+    };
+    !filtered && state <= PICK_TREE_STATE && compares_floats(&op.body)
+}
+
+/// The most values a picking fold's state may hold to run as a tree: each
+/// of the group's K elements keeps them all in registers (measured: 2 and 3
+/// gain; before positions were carried, filterMax's state of three doubles
+/// beside its filter spilled at K = 8).
+const PICK_TREE_STATE: usize = 3;
 
 /// Can everything in `b` run for an element its guard skips: nothing that
 /// can fail, nothing written at computed positions?

@@ -42,3 +42,31 @@ double hand_crossDist(const double *restrict xs, int64_t n, const double *restri
   }
   return s;
 }
+
+/* LANES running maxima with their positions, combined in lane order (the
+ * first position of the largest distance, as filterMax's c_fused keeps). */
+void hand_farthest(const double *restrict x, const double *restrict y, int64_t n, double lx0, double ly0, double lx1,
+                   double ly1, double *best) {
+  const double dx = lx1 - lx0, dy = ly1 - ly0;
+  double bd[LANES];
+  int64_t bi[LANES];
+  for (int l = 0; l < LANES; l++) { bd[l] = -__builtin_inf(); bi[l] = -1; }
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int l = 0; l < LANES; l++) {
+      double d = dx * (y[i + l] - ly0) - dy * (x[i + l] - lx0);
+      int gt = d > bd[l];
+      bd[l] = gt ? d : bd[l];
+      bi[l] = gt ? i + l : bi[l];
+    }
+  for (; i < n; i++) {
+    double d = dx * (y[i] - ly0) - dy * (x[i] - lx0);
+    if (d > bd[0] || (d == bd[0] && i < bi[0])) { bd[0] = d; bi[0] = i; }
+  }
+  double d = bd[0];
+  int64_t at = bi[0];
+  for (int l = 1; l < LANES; l++)
+    if (bd[l] > d || (bd[l] == d && bi[l] >= 0 && bi[l] < at)) { d = bd[l]; at = bi[l]; }
+  best[0] = at >= 0 ? x[at] : 0.0;
+  best[1] = at >= 0 ? y[at] : 0.0;
+}

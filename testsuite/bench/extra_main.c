@@ -13,9 +13,11 @@
 DECL(diag, afc_f64_1d, afc_f64_1d *, afc_f64_1d *)
 DECL(gathered, afc_i64_1d, afc_f64_1d, afc_f64_1d *)
 DECL(crossDist, afc_f64_1d, afc_f64_1d, double *)
+DECL(farthest, afc_f64_1d, afc_f64_1d, double, double, double, double, double *, double *)
 void hand_diag(const double *, int64_t, double *, double *);
 int hand_gathered(const int64_t *, int64_t, const double *, int64_t, double *);
 double hand_crossDist(const double *, int64_t, const double *, int64_t);
+void hand_farthest(const double *, const double *, int64_t, double, double, double, double, double *);
 
 static double now(void) {
   struct timespec t;
@@ -79,6 +81,20 @@ int main(int argc, char **argv) {
   TIME(f, { double d; if (crossDist_fused(A, B, &d)) abort(); sink += d; });
   TIME(u, { double d; if (crossDist_unfused(A, B, &d)) abort(); sink += d; });
   report("crossDist", h, f, u);
+
+  /* Random points (the distance's arg-max moves unpredictably). */
+  srand(1);
+  for (int64_t i = 0; i < N; i++) { xs[i] = rand() / (double)RAND_MAX; ys[i] = rand() / (double)RAND_MAX; }
+  afc_f64_1d Y = {ys, {N}};
+  double hb[2], fb[2], ub[2];
+  TIME(h, hand_farthest(xs, ys, N, 0.1, 0.2, 0.9, 0.7, hb));
+  TIME(f, if (farthest_fused(X, Y, 0.1, 0.2, 0.9, 0.7, &fb[0], &fb[1])) abort());
+  TIME(u, if (farthest_unfused(X, Y, 0.1, 0.2, 0.9, 0.7, &ub[0], &ub[1])) abort());
+  if (hb[0] != fb[0] || hb[1] != fb[1] || hb[0] != ub[0] || hb[1] != ub[1]) {
+    fprintf(stderr, "farthest: afc and hand C disagree\n");
+    return 1;
+  }
+  report("farthest", h, f, u);
 
   if (sink == 42.0) printf("\n");
   return 0;
