@@ -108,10 +108,16 @@ impl<'a> Merging<'a> {
         let (mut succ, mut pred) = (vec![vec![]; n], vec![vec![]; n]);
         for (a, b, _) in g.edges() {
             let (a, b) = (a.0 as usize, b.0 as usize);
-            if a != b && !succ[a].contains(&b) {
+            if a != b {
                 succ[a].push(b);
                 pred[b].push(a);
             }
+        }
+        // One cluster edge per pair (sorted, not searched per edge: a node
+        // may have thousands of consumers).
+        for list in succ.iter_mut().chain(pred.iter_mut()) {
+            list.sort_unstable();
+            list.dedup();
         }
         Merging {
             joins: Joins::new(f, g),
