@@ -21,6 +21,7 @@ rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly -
 cargo +nightly fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 
 cd "$root/fuzz"
+triple="$(rustc +nightly -vV | sed -n 's/^host: //p')"
 for t in $targets; do
   corpus="$root/fuzz/corpus/$t"
   mkdir -p "$corpus"
@@ -34,7 +35,13 @@ for t in $targets; do
   leaks=1
   case "$t" in pipeline | codegen) leaks=0 ;; esac
   echo "== fuzz $t for ${seconds} s"
-  ASAN_OPTIONS="detect_leaks=$leaks" cargo +nightly fuzz run "$t" "$corpus" -- -max_total_time="$seconds" -max_len=4096 -timeout=20 -rss_limit_mb=4096 -detect_leaks=$leaks -print_final_stats=1 2>&1 \
+  # Built by cargo-fuzz, run directly: under `cargo fuzz run` (cargo's
+  # environment) the codegen target stopped at its first input with
+  # "ASan runtime does not come first in initial library list".
+  cargo +nightly fuzz build "$t" 2>&1 | grep -E "^error" || true
+  mkdir -p "$root/fuzz/artifacts/$t"
+  ASAN_OPTIONS="detect_leaks=$leaks" "$root/fuzz/target/$triple/release/$t" -artifact_prefix="$root/fuzz/artifacts/$t/" "$corpus" \
+    -max_total_time="$seconds" -max_len=4096 -timeout=20 -rss_limit_mb=4096 -detect_leaks=$leaks -print_final_stats=1 2>&1 \
     | grep -E "^(stat::|==|INFO: (Loaded|seed)|#[0-9]+ +DONE)|panicked|ERROR|SUMMARY" || true
   if ls "$root/fuzz/artifacts/$t"/crash-* >/dev/null 2>&1; then
     echo "FAIL: $t crashed; inputs in fuzz/artifacts/$t/"

@@ -316,10 +316,11 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
 /// process, and some valid IR crashes it (LLVM 19 dies of a segmentation
 /// fault in InstSimplify on `minnum(minnum(0.0, t), copysign(0.0, t))`,
 /// which its own InstCombine makes of `min(min(0.0, t), t * 0.0)` for an
-/// integer t: docs/testing.md). Should the child die of a signal, afc
-/// runs the IR through no optimisation (`run(0)`, no InstCombine) and says
-/// so in a warning: a correct, slower object rather than afc killed by a
-/// signal.
+/// integer t: docs/testing.md). Should the child die of a signal — or
+/// exit without its output, as a sanitizer's crash handler makes it —
+/// afc runs the IR through no optimisation (`run(0)`, no InstCombine) and
+/// says so in a warning: a correct, slower object rather than afc killed
+/// by a signal.
 #[cfg(unix)]
 fn isolated(opts: &Options, run: impl Fn(u8) -> Result<Artifacts, String>) -> Result<Artifacts, String> {
     if opts.opt_level == 0 {
@@ -337,6 +338,15 @@ fn isolated(opts: &Options, run: impl Fn(u8) -> Result<Artifacts, String>) -> Re
     if pid == 0 {
         // LLVM's crash report would go to the user's terminal.
         let null = std::ffi::CString::new("/dev/null").unwrap();
+        // A crash kills the child with its signal, for the parent to see:
+        // no handler of the parent's runs on the child's copy (a
+        // sanitizer's would report the crash as its own process's and
+        // exit with a status; a fuzzer's would save its input as a crash).
+        unsafe {
+            for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
         unsafe {
             let fd = libc::open(null.as_ptr(), libc::O_WRONLY);
             if fd >= 0 {
@@ -375,7 +385,16 @@ fn isolated(opts: &Options, run: impl Fn(u8) -> Result<Artifacts, String>) -> Re
         );
         return run(0);
     }
-    let bytes = std::fs::read(&out).map_err(|e| format!("LLVM's output is missing: {}", e))?;
+    // The child writes its file before it exits; one that exited without
+    // it crashed some other way (a handler that ends the process with a
+    // status).
+    let Ok(bytes) = std::fs::read(&out) else {
+        eprintln!(
+            "afc: warning: LLVM crashed optimising this program (exit status {} without its output, an LLVM bug); the object is compiled without optimisation",
+            libc::WEXITSTATUS(status)
+        );
+        return run(0);
+    };
     match libc::WEXITSTATUS(status) {
         0 => Artifacts::from_bytes(&bytes).ok_or_else(|| "LLVM's output is unreadable".to_string()),
         1 => Err(String::from_utf8_lossy(&bytes).to_string()),
