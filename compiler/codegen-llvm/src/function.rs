@@ -8,6 +8,7 @@
 //! caller's memory (LANGUAGE.md, run-time errors).
 
 use crate::abi::{classify, classify_types, ParamPass};
+use crate::hints::{loop_hints, mark_glue, Trips, UNROLL_DISABLE, VECTORIZE_DISABLE};
 use crate::Options;
 use afc_ir::ast::{BinOp, UnOp};
 use afc_ir::diag::Span;
@@ -72,6 +73,9 @@ struct Gen<'a, 'ctx> {
     /// Generating a parallel nest's chunk function: what it reads of the
     /// function around it, and where its errors go.
     outline: Option<Outline<'ctx>>,
+    /// A loop over positions has been emitted into this function (not only
+    /// loops over a parallel nest's chunks): it is not glue (hints.rs).
+    position_loops: bool,
 }
 
 /// A chunk function (a parallel nest's body, nest.rs) reads the values of
@@ -364,6 +368,12 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     g.b.position_at_end(entry_bb);
     g.gather_slots()?;
     g.b.build_unconditional_branch(body_bb)?;
+    // Every position in chunk functions: what is left here runs once per
+    // call (a recursive function's body runs once per call too, but calls
+    // may be many).
+    if !g.position_loops && !f.recursive && f.nests().iter().any(|n| n.parallel.is_some()) {
+        mark_glue(cx, func);
+    }
     Ok(())
 }
 
@@ -430,6 +440,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             labels: vec![],
             debug,
             outline: None,
+            position_loops: false,
         }
     }
 

@@ -5,6 +5,7 @@
 mod abi;
 mod cpus;
 mod function;
+mod hints;
 mod selects;
 
 use afc_ir::loops::Program;

@@ -334,7 +334,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         };
         let any = self.entry_alloca(cx.bool_type().into(), "out_of_range")?;
         self.b.build_store(any, cx.bool_type().const_zero())?;
-        self.counted("check_whole", i64t.const_zero(), n, 1, &mut |g, k| {
+        self.counted("check_whole", Trips::Positions, i64t.const_zero(), n, 1, &mut |g, k| {
             let mut acc = g.b.build_load(cx.bool_type(), any, "any")?.into_int_value();
             for d in 0..ix.len() {
                 let (_, bad) = index(g, d, k)?;
@@ -348,7 +348,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.b.build_conditional_branch(found, find, done)?;
         self.b.position_at_end(find);
         let at = self.f.location(gi.span).to_string();
-        self.counted("first_bad_index", i64t.const_zero(), n, 1, &mut |g, k| {
+        self.counted("first_bad_index", Trips::Positions, i64t.const_zero(), n, 1, &mut |g, k| {
             for (d, extent) in dims.iter().enumerate().take(ix.len()) {
                 let (x, bad) = index(g, d, k)?;
                 let dim = if ix.len() > 1 { format!(" (dimension {})", d) } else { String::new() };
@@ -858,7 +858,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
             all.push((op, accs, has.get(&leaf_key(l)).copied()));
         }
-        self.counted("combine", cx.i64_type().const_int(1, false), chunks, 1, &mut |g, c| {
+        self.counted("combine", Trips::Chunks, cx.i64_type().const_int(1, false), chunks, 1, &mut |g, c| {
             for (op, accs, has) in &all {
                 let (add, next) = (g.new_block("combine.add"), g.new_block("combine.next"));
                 let some = match has {
@@ -1048,7 +1048,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     }
                     let init: Vec<BasicValueEnum<'ctx>> = init.iter().map(|o| self.operand(o)).collect();
                     let h = has[&leaf_key(l)];
-                    self.counted("starts", i64t.const_zero(), used, 1, &mut |g, c| {
+                    self.counted("starts", Trips::Chunks, i64t.const_zero(), used, 1, &mut |g, c| {
                         let is_first = g.b.build_int_compare(IntPredicate::EQ, c, i64t.const_zero(), "first")?;
                         let mut total = vec![];
                         let mut cur = vec![];
@@ -1190,7 +1190,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let (slot, t) = tables[&count];
         let running = self.entry_alloca(i64t.into(), &format!("{}.running", self.name(count)))?;
         self.b.build_store(running, i64t.const_zero())?;
-        self.counted("offsets", i64t.const_zero(), used, 1, &mut |g, c| {
+        self.counted("offsets", Trips::Chunks, i64t.const_zero(), used, 1, &mut |g, c| {
             let ep = unsafe { g.b.build_in_bounds_gep(t, slot, &[c], "count")? };
             let x = g.b.build_load(t, ep, "count")?.into_int_value();
             let now = g.b.build_load(i64t, running, "offset")?.into_int_value();
@@ -1528,9 +1528,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let LoopBody::Scatter { outs, op, .. } = l else { continue };
             let p = parts[&leaf_key(l)].clone();
             let outs_base = outs.iter().map(|o| self.array_ptr(*o)).collect::<R<Vec<_>>>()?;
-            self.counted("merge.chunk", one, chunks, 1, &mut |g, c| {
+            self.counted("merge.chunk", Trips::Chunks, one, chunks, 1, &mut |g, c| {
                 let off = g.b.build_int_mul(g.b.build_int_sub(c, one, "k")?, p.len, "partial_at")?;
-                g.counted("merge.elem", i64t.const_zero(), p.len, 1, &mut |g, k| {
+                g.counted("merge.elem", Trips::Positions, i64t.const_zero(), p.len, 1, &mut |g, k| {
                     let at = g.b.build_int_add(off, k, "at")?;
                     let fp = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), p.flags, &[at], "has")? };
                     let set = g.b.build_load(cx.i8_type(), fp, "has")?.into_int_value();
@@ -1777,8 +1777,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         })
     }
 
-    /// Emits `for (k = start; k < end; k += step) { f(k) }`.
-    fn counted(&mut self, name: &str, start: IntValue<'ctx>, end: IntValue<'ctx>, step: u64, f: &mut dyn FnMut(&mut Self, IntValue<'ctx>) -> R<()>) -> R<()> {
+    /// Emits `for (k = start; k < end; k += step) { f(k) }`, a loop over
+    /// `trips` (what LLVM may do with it: `Trips`).
+    fn counted(&mut self, name: &str, trips: Trips, start: IntValue<'ctx>, end: IntValue<'ctx>, step: u64, f: &mut dyn FnMut(&mut Self, IntValue<'ctx>) -> R<()>) -> R<()> {
+        if trips != Trips::Chunks {
+            self.position_loops = true;
+        }
         let i64t = self.cx.i64_type();
         let pre = self.b.get_insert_block().unwrap();
         let (header, body, exit) = (self.new_block(&format!("{}.header", name)), self.new_block(&format!("{}.body", name)), self.new_block(&format!("{}.exit", name)));
@@ -1792,7 +1796,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         f(self, kv)?;
         let latch = self.b.get_insert_block().unwrap();
         let next = self.b.build_int_add(kv, i64t.const_int(step, false), "next")?;
-        self.b.build_unconditional_branch(header)?;
+        let back = self.b.build_unconditional_branch(header)?;
+        match trips {
+            Trips::Positions | Trips::Unrolled => loop_hints(self.cx, back, &[UNROLL_DISABLE]),
+            Trips::Remainder | Trips::Chunks => loop_hints(self.cx, back, &[UNROLL_DISABLE, VECTORIZE_DISABLE]),
+        }
         k.add_incoming(&[(&start, pre), (&next, latch)]);
         self.b.position_at_end(exit);
         Ok(())
@@ -1838,7 +1846,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 _ => (i64t.const_zero(), half, None),
             };
             nx.halves = Some(self.half_scopes(&name));
-            self.counted(&name, plo, phi, 1, &mut |g, k| {
+            self.counted(&name, Trips::Positions, plo, phi, 1, &mut |g, k| {
                 let mut p = at(g, k, 0, false)?;
                 p.mirrored = Some(false);
                 g.scalars.insert(l.index, k.into());
@@ -1885,7 +1893,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     let peel = self.b.build_int_add(lo, peel, "peel_end")?;
                     let past = self.b.build_int_compare(IntPredicate::SGT, peel, hi, "short")?;
                     let peel = self.b.build_select(past, hi, peel, "peel_end")?.into_int_value();
-                    self.counted(&format!("{}.peel", name), lo, peel, 1, &mut |g, kv| {
+                    self.counted(&format!("{}.peel", name), Trips::Remainder, lo, peel, 1, &mut |g, kv| {
                         let p = at(g, kv, 0, false)?;
                         g.scalars.insert(l.index, kv.into());
                         g.copy(&l.body, &p, nx)
@@ -1898,7 +1906,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let span = self.b.build_int_sub(hi, start, "span")?;
             let rem = self.b.build_int_signed_rem(span, kk, "rem")?;
             let main_end = self.b.build_int_sub(hi, rem, "main_end")?;
-            self.counted(&name, start, main_end, k, &mut |g, base| {
+            self.counted(&name, Trips::Unrolled, start, main_end, k, &mut |g, base| {
                 // An inner loop's trip is emitted inside one lane of an
                 // outer trip: what the outer lanes before it collected
                 // (fold elements, kept lanes, stream values) waits for the
@@ -1917,7 +1925,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Ok(())
             })?;
             let streaming = std::mem::replace(&mut nx.streaming, false);
-            self.counted(&format!("{}.rest", name), main_end, hi, 1, &mut |g, kv| {
+            self.counted(&format!("{}.rest", name), Trips::Remainder, main_end, hi, 1, &mut |g, kv| {
                 let p = at(g, kv, 0, false)?;
                 g.scalars.insert(l.index, kv.into());
                 g.copy(&l.body, &p, nx)
@@ -1925,7 +1933,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             nx.streaming = streaming;
             return Ok(());
         }
-        self.counted(&name, lo, hi, 1, &mut |g, kv| {
+        self.counted(&name, Trips::Positions, lo, hi, 1, &mut |g, kv| {
             let p = at(g, kv, 0, false)?;
             g.scalars.insert(l.index, kv.into());
             g.copy(&l.body, &p, nx)

@@ -1,0 +1,81 @@
+//! What afc tells LLVM about code whose shape the loop IR has already
+//! decided, so that LLVM's optimiser spends no time undoing or redoing it
+//! (docs/strategy.md, "Compile time"):
+//!
+//! - unrolling is the strategy's (`For … unroll K`): no loop afc emits is
+//!   unrolled (or peeled) again — LLVM would runtime-unroll a remainder of
+//!   at most seven trips by four, and a loop with a branch in its body by
+//!   two to eight; LLVM's loop vectoriser still takes the loops over
+//!   positions the strategy left at one (maps rely on it), but not a
+//!   remainder, an alignment peel or a loop over chunks, which have fewer
+//!   trips than one vector body;
+//! - a function whose positions all run in chunk functions (its own loops
+//!   go over chunks only) is glue: what it runs, it runs once per call, so
+//!   it is neither optimised nor given optimising instruction selection
+//!   (`optnone`). Its nests are separate functions, optimised in full.
+
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::context::{AsContextRef, Context};
+use inkwell::llvm_sys::core::{LLVMGetMDKindIDInContext, LLVMMDNodeInContext2, LLVMMDStringInContext2, LLVMMetadataAsValue, LLVMSetMetadata, LLVMValueAsMetadata};
+use inkwell::llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+use inkwell::llvm_sys::prelude::LLVMMetadataRef;
+use inkwell::values::{AsValueRef, FunctionValue, InstructionValue};
+
+/// What the positions of a loop `counted` emits are, which says what LLVM
+/// may still do with it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Trips {
+    /// A parallel nest's chunks, in the function that runs the nest: at
+    /// most `MAX_CHUNKS` trips per call. A function whose loops are all of
+    /// this kind is glue. Neither unrolled nor vectorised.
+    Chunks,
+    /// Positions of a loop the strategy did not unroll: not unrolled,
+    /// vectorised where LLVM finds it pays.
+    Positions,
+    /// The trips of a loop the strategy unrolled K times: not unrolled
+    /// again.
+    Unrolled,
+    /// The positions left after an unrolled loop's trips, or peeled before
+    /// its aligned ones: fewer than one trip, neither unrolled nor
+    /// vectorised.
+    Remainder,
+}
+
+/// `llvm.loop.unroll.disable`: no unrolling (nor peeling) of the loop.
+pub(crate) const UNROLL_DISABLE: &str = "llvm.loop.unroll.disable";
+/// `llvm.loop.vectorize.enable` false: no vector body.
+pub(crate) const VECTORIZE_DISABLE: &str = "llvm.loop.vectorize.enable";
+
+/// Attaches loop metadata with `hints` to a loop's back edge: a node whose
+/// first operand is itself, as LLVM requires of a loop's id (LangRef,
+/// "llvm.loop"), made through a temporary node. A hint named
+/// `VECTORIZE_DISABLE` gets the operand `i1 false`.
+pub(crate) fn loop_hints(cx: &Context, back_edge: InstructionValue, hints: &[&str]) {
+    let c = cx.as_ctx_ref();
+    let string = |s: &str| unsafe { LLVMMDStringInContext2(c, s.as_ptr().cast(), s.len()) };
+    // SAFETY: every node is made in `cx`, which outlives the call; the
+    // temporary node is replaced (and freed) before the id is used.
+    unsafe {
+        let temp = LLVMTemporaryMDNode(c, std::ptr::null_mut(), 0);
+        let mut ops: Vec<LLVMMetadataRef> = vec![temp];
+        for h in hints {
+            let mut op = vec![string(h)];
+            if *h == VECTORIZE_DISABLE {
+                op.push(LLVMValueAsMetadata(cx.bool_type().const_zero().as_value_ref()));
+            }
+            ops.push(LLVMMDNodeInContext2(c, op.as_mut_ptr(), op.len()));
+        }
+        let id = LLVMMDNodeInContext2(c, ops.as_mut_ptr(), ops.len());
+        LLVMMetadataReplaceAllUsesWith(temp, id);
+        let kind = LLVMGetMDKindIDInContext(c, c"llvm.loop".as_ptr(), "llvm.loop".len() as u32);
+        LLVMSetMetadata(back_edge.as_value_ref(), kind, LLVMMetadataAsValue(c, id));
+    }
+}
+
+/// Marks `func` as glue: `optnone` (with the `noinline` it needs), so that
+/// LLVM's passes skip it and its machine code is selected as at -O0.
+pub(crate) fn mark_glue(cx: &Context, func: FunctionValue) {
+    for name in ["noinline", "optnone"] {
+        func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(Attribute::get_named_enum_kind_id(name), 0));
+    }
+}
