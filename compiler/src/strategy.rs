@@ -139,24 +139,25 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     crate::narrow::narrow(f);
     let vars = f.vars.clone();
     let snapshot = f.clone();
+    // Under --fast-math, loops calling exp, log, pow, sin, cos, … vectorise
+    // through glibc's vector math (a few ulps less exact, which fast math
+    // allows) in the widest vectors it has for the target; sqrt has its
+    // own instruction. The function's loops are then vectorised that wide.
+    let calls_math = snapshot.nests().iter().any(|n| n.root.body.leaves().iter().any(|l| l.lambda().map(|lam| uses_libm(&lam.body)).unwrap_or(false)));
+    f.vector_math = (cfg.fast_math && cfg.libmvec && calls_math).then_some(loops::VectorMath::Libmvec { bits: cfg.cpu.math_bits });
+    let vector_bits = if f.vector_math.is_some() { cfg.cpu.math_bits } else { cfg.cpu.vector_bits };
     for n in f.nests_mut() {
         choose_loop(&snapshot, &mut n.root, cfg, &vars);
-        stream(n, cfg, &vars);
+        stream(n, cfg, vector_bits, &vars);
         if !cfg.sequential {
             parallel(n, cfg, &vars);
         }
     }
-    // Under --fast-math, loops calling exp, log, pow, sin, cos, … vectorise
-    // through glibc's vector math (a few ulps less exact, which fast math
-    // allows) in the widest vectors it has for the target; sqrt has its
-    // own instruction.
     place_results(f);
     let keep: IndexSet<VarId> = f.made_results().into_iter().collect();
     let steps = std::mem::take(&mut f.steps);
     let steps = place_frees(f, steps, &keep);
     f.steps = steps;
-    let calls_math = snapshot.nests().iter().any(|n| n.root.body.leaves().iter().any(|l| l.lambda().map(|lam| uses_libm(&lam.body)).unwrap_or(false)));
-    f.vector_math = (cfg.fast_math && cfg.libmvec && calls_math).then_some(loops::VectorMath::Libmvec { bits: cfg.cpu.math_bits });
 }
 
 /// Places the one check of the results' room right after the last step
@@ -294,12 +295,13 @@ fn uses_libm(b: &afc_ir::labelled::Block) -> bool {
 /// do not count: what is stored is computed whole, at order 0, papers/002
 /// (11)), little work per element
 /// (a compute-bound loop gains nothing, and its loop vectoriser must stay
-/// free). The loop is unrolled to whole vectors of every stored type; the
+/// free). The loop is unrolled to whole vectors (of `vector_bits`, the
+/// width the function's loops are vectorised for) of every stored type; the
 /// back end peels to alignment and falls back to normal stores when the
 /// outputs are not equally aligned. The peel depends on where the caller's
 /// storage lies, so a nest whose float folds reassociate is not streamed:
 /// its results would then depend on the outputs' alignment.
-fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {
+fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vector_bits: u32, vars: &[afc_ir::labelled::VarInfo]) {
     if n.stores.is_empty() || n.root.paired {
         return;
     }
@@ -322,7 +324,7 @@ fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelle
         return;
     }
     let bytes: u64 = n.stores.iter().map(|s| vars[s.array.0 as usize].ty.prim().bytes()).sum();
-    let widest = n.stores.iter().map(|s| (cfg.cpu.vector_bits / 8 / vars[s.array.0 as usize].ty.prim().bytes() as u32).max(1)).max().unwrap_or(1);
+    let widest = n.stores.iter().map(|s| (vector_bits / 8 / vars[s.array.0 as usize].ty.prim().bytes() as u32).max(1)).max().unwrap_or(1);
     let mut unroll = n.root.unroll.max(1);
     while !unroll.is_multiple_of(widest) {
         unroll *= 2;
