@@ -3,12 +3,15 @@
 //! (docs/strategy.md, "Compile time"):
 //!
 //! - unrolling is the strategy's (`For … unroll K`): no loop afc emits is
-//!   unrolled (or peeled) again — LLVM would runtime-unroll a remainder of
-//!   at most seven trips by four, and a loop with a branch in its body by
-//!   two to eight; LLVM's loop vectoriser still takes the loops over
-//!   positions the strategy left at one (maps rely on it), but not a
-//!   remainder, an alignment peel or a loop over chunks, which have fewer
-//!   trips than one vector body;
+//!   runtime-unrolled (LLVM would unroll a remainder of at most seven
+//!   trips by four, and a loop with a branch in its body by two to eight,
+//!   each with a prologue loop); a remainder, an alignment peel and a loop
+//!   over chunks, which have fewer trips than one vector body, are neither
+//!   unrolled nor vectorised. LLVM may still peel a loop over positions
+//!   (the first trip of a chunk, where a picking fold's state is first
+//!   set: without it the arg-max chain carries two more selects, 6 % in
+//!   cache), fully unroll one of a constant count, and vectorise one the
+//!   strategy left at one (maps rely on it);
 //! - a function whose positions all run in chunk functions (its own loops
 //!   go over chunks only) is glue: what it runs, it runs once per call, so
 //!   it is neither optimised nor given optimising instruction selection
@@ -29,11 +32,11 @@ pub(crate) enum Trips {
     /// most `MAX_CHUNKS` trips per call. A function whose loops are all of
     /// this kind is glue. Neither unrolled nor vectorised.
     Chunks,
-    /// Positions of a loop the strategy did not unroll: not unrolled,
-    /// vectorised where LLVM finds it pays.
+    /// Positions of a loop the strategy did not unroll: not
+    /// runtime-unrolled; peeled, vectorised where LLVM finds it pays.
     Positions,
-    /// The trips of a loop the strategy unrolled K times: not unrolled
-    /// again.
+    /// The trips of a loop the strategy unrolled K times: not
+    /// runtime-unrolled again; peeled where LLVM finds it pays.
     Unrolled,
     /// The positions left after an unrolled loop's trips, or peeled before
     /// its aligned ones: fewer than one trip, neither unrolled nor
@@ -41,6 +44,10 @@ pub(crate) enum Trips {
     Remainder,
 }
 
+/// `llvm.loop.unroll.runtime.disable`: no unrolling by a factor the trip
+/// count need not be a multiple of (with a prologue or epilogue loop);
+/// peeling stays allowed.
+pub(crate) const RUNTIME_UNROLL_DISABLE: &str = "llvm.loop.unroll.runtime.disable";
 /// `llvm.loop.unroll.disable`: no unrolling (nor peeling) of the loop.
 pub(crate) const UNROLL_DISABLE: &str = "llvm.loop.unroll.disable";
 /// `llvm.loop.vectorize.enable` false: no vector body.

@@ -1798,7 +1798,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let next = self.b.build_int_add(kv, i64t.const_int(step, false), "next")?;
         let back = self.b.build_unconditional_branch(header)?;
         match trips {
-            Trips::Positions | Trips::Unrolled => loop_hints(self.cx, back, &[UNROLL_DISABLE]),
+            Trips::Positions | Trips::Unrolled => loop_hints(self.cx, back, &[RUNTIME_UNROLL_DISABLE]),
             Trips::Remainder | Trips::Chunks => loop_hints(self.cx, back, &[UNROLL_DISABLE, VECTORIZE_DISABLE]),
         }
         k.add_incoming(&[(&start, pre), (&next, latch)]);
