@@ -135,6 +135,9 @@ fn render_snippet(out: &mut String, file: &SourceFile, span: Span, label: Option
     let text = file.line_text(line);
     let (end_line, end_col) = file.line_col(span.end.max(span.start));
     let len = text.chars().count();
+    // The shown line drops its `\r`: a span at or after one (the end of a
+    // file that ends in `\r`) is shown just past the line's last character.
+    let (col, end_col) = (col.min(len + 1), end_col.min(len + 1));
     let mut width = if end_line == line { end_col.saturating_sub(col).max(1) } else { len.saturating_sub(col - 1).max(1) };
     // A long line (a generated program's) is shown around the span only.
     let (mut shown, mut col) = (text.replace('\t', " "), col);
@@ -144,8 +147,9 @@ fn render_snippet(out: &mut String, file: &SourceFile, span: Span, label: Option
         let cut: String = shown.chars().skip(from).take(SNIPPET_CHARS).collect();
         let (pre, post) = (if from > 0 { "…" } else { "" }, if to < len { "…" } else { "" });
         shown = format!("{}{}{}", pre, cut, post);
+        // The caret ends with the window.
+        width = width.min((to + 1).saturating_sub(col)).max(1);
         col = col - from + pre.chars().count();
-        width = width.min(to + 1 + pre.chars().count() - from - col).max(1);
     }
     let gutter = format!("{}", line);
     let _ = writeln!(out, "{} | {}", gutter, shown);
@@ -239,6 +243,22 @@ mod tests {
         let f = SourceFile::new("a.acc", "x = \u{fffd}1");
         let d = Diagnostic::error(Span::new(5, 6), "bad");
         assert!(d.render(&f).starts_with("a.acc:1:5: error: bad"));
+    }
+
+    #[test]
+    fn a_span_after_a_final_carriage_return_is_shown_at_the_line_end() {
+        // Found by `make fuzz` (parse): the end of a file ending in `\r`,
+        // on a line long enough to be cut, overflowed the caret's width.
+        let line = format!("fn f() {{ {}", "x ".repeat(100));
+        for text in [format!("{}\r", line), "a\r".to_string()] {
+            let f = SourceFile::new("a.acc", text.clone());
+            let at = text.len();
+            let out = Diagnostic::error(Span::new(at, at), "expected '}'").render(&f);
+            let lines: Vec<&str> = out.lines().collect();
+            let shown = lines[1].chars().count();
+            assert_eq!(lines[2].chars().count(), shown + 1, "{}", out);
+            assert!(lines[2].ends_with(" ^"), "{}", out);
+        }
     }
 
     #[test]
