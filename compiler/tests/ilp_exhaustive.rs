@@ -54,7 +54,7 @@ fn sized(count: usize) -> (u64, usize) {
 fn ilp_choice_is_the_cheapest_legal_clustering() {
     let (seed, count) = sized(40);
     let mut rng = Rng(0x9E3779B97F4A7C15 ^ seed);
-    let (mut checked, mut split, mut cut) = (0, 0, 0);
+    let (mut checked, mut split, mut cut, mut implied) = (0, 0, 0, 0);
     for _ in 0..count {
         let n = 2 + rng.below(5);
         let src = random_program(&mut rng, n);
@@ -146,11 +146,13 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
         // Models of independent parts are solved part by part (docs/ilp.md).
         split += under[0].chosen[0].how.contains(" parts)") as usize;
         cut += under[0].ilp.lp.rows.iter().any(|r| r.name.starts_with("cut_")) as usize;
+        implied += (under[0].ilp.implied > 0) as usize;
         checked += 1;
     }
     assert_eq!(checked, count);
     assert!(count < 20 || split > 0, "no program was solved in independent parts: the split is not exercised");
     assert!(count < 20 || cut > 0, "no program got root cuts: they are not exercised");
+    assert!(count < 20 || implied > 0, "no program had a separation row implied by another: leaving them out is not exercised");
 }
 
 #[test]

@@ -34,6 +34,8 @@ pub struct Model {
     pub order_apart: indexmap::IndexSet<(NodeId, NodeId)>,
     /// Every `r_V_K` and what it is made of.
     pub reads: Vec<Read>,
+    /// Separation rows left out as implied by others (docs/ilp.md, rule 8).
+    pub implied: usize,
 }
 
 /// A later reader's `r_V_K` (docs/ilp.md, "Shared reads").
@@ -334,6 +336,47 @@ impl<'a> Chains<'a> {
     }
 }
 
+/// Which of the covering rows `Σ set ≥ 1` (each set sorted) to keep, in
+/// their order: a row whose set holds another's (or repeats it) is implied
+/// by it, so it adds non-zeros to every linear program of the search and
+/// nothing else. Sets are compared with the kept rows through an index of
+/// which hold each variable; past `COVER_WORK` steps of that comparison the
+/// rest are kept unexamined, so the work stays linear on large graphs.
+pub(super) fn covering_rows(sets: Vec<&[LpVar]>) -> Vec<bool> {
+    const COVER_WORK: usize = 4_000_000;
+    let mut order: Vec<usize> = (0..sets.len()).collect();
+    order.sort_by_key(|&i| (sets[i].len(), i));
+    let mut keep = vec![true; sets.len()];
+    let mut holding: std::collections::HashMap<LpVar, Vec<usize>> = Default::default();
+    let mut work = 0;
+    for i in order {
+        if work > COVER_WORK {
+            break;
+        }
+        let mut common: std::collections::HashMap<usize, usize> = Default::default();
+        let mut implied = false;
+        'terms: for x in sets[i] {
+            for &j in holding.get(x).into_iter().flatten() {
+                work += 1;
+                let c = common.entry(j).or_default();
+                *c += 1;
+                if *c == sets[j].len() {
+                    implied = true;
+                    break 'terms;
+                }
+            }
+        }
+        if implied {
+            keep[i] = false;
+        } else {
+            for x in sets[i] {
+                holding.entry(*x).or_default().push(i);
+            }
+        }
+    }
+    keep
+}
+
 /// Rows against cycles among convex clusters: for a cycle of clusters
 /// C1 → C2 → … → C1 through the edges e_i, with chains L_i of fused links
 /// inside each cluster from where the cycle enters it to where it leaves,
@@ -534,6 +577,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
     // links between two such nodes has an unfused link: Σ ≥ 1. One
     // shortest chain per pair; the relaxation otherwise spreads 1/n over
     // the chain through the positions.
+    let mut implied = 0;
     {
         let mut adj: Vec<Vec<(usize, LpVar)>> = vec![vec![]; g.len()];
         for ((a, b), x) in fused_edges.iter().chain(fused_siblings.iter()) {
@@ -544,20 +588,32 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
         }
         let chains = Chains::new(&adj);
         let mut seen_chains = std::collections::HashSet::new();
+        let mut separation = vec![];
         for a in 0..g.len() {
-            for c in a + 1..g.len() {
-                if !(reach.preventing[a].contains(c) || reach.preventing[c].contains(a)) {
-                    continue;
-                }
-                let mut chain = chains.between(a, c);
+            let separated = |c: usize| reach.preventing[a].contains(c) || reach.preventing[c].contains(a);
+            for c in (a + 1..g.len()).filter(|&c| separated(c)) {
+                let (mut chain, nodes) = chains.chain(a, c);
                 if chain.is_empty() {
                     continue; // no chain of links joins them
                 }
+                // A later node separated from `a` inside the chain has a
+                // row of its own over a prefix of these links, which
+                // implies this one: a superset row would add non-zeros and
+                // nothing else.
+                if nodes[1..nodes.len() - 1].iter().any(|&m| m > a && separated(m)) {
+                    implied += 1;
+                    continue;
+                }
                 chain.sort();
                 if seen_chains.insert(chain.clone()) {
-                    lp.row(format!("chain_{}_{}", a, c), chain.iter().map(|x| (*x, 1.0)).collect(), 1.0, f64::INFINITY);
+                    separation.push((format!("chain_{}_{}", a, c), chain));
                 }
             }
+        }
+        let keep = covering_rows(separation.iter().map(|(_, chain)| chain.as_slice()).collect());
+        implied += keep.iter().filter(|k| !**k).count();
+        for ((name, chain), _) in separation.into_iter().zip(keep).filter(|(_, k)| *k) {
+            lp.row(name, chain.into_iter().map(|x| (x, 1.0)).collect(), 1.0, f64::INFINITY);
         }
     }
 
@@ -752,7 +808,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
         w.pair,
         constant_reads
     ));
-    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, fused_edges, fused_siblings, manifest, reads }
+    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, fused_edges, fused_siblings, manifest, reads, implied }
 }
 
 /// The number of nodes in each node's connected part of the graph (edges
@@ -894,4 +950,18 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
         let orders = orders::forward(f, &clusters, m.orders.o.iter().map(|o| sol.get(*o).round() as u32).collect());
         Some(Clustering { clusters, how: String::new(), orders })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_covering_row_whose_set_holds_another_is_left_out() {
+        let set = |xs: &[usize]| xs.iter().map(|&x| LpVar(x)).collect::<Vec<_>>();
+        let sets = [set(&[1, 2, 3]), set(&[1, 2]), set(&[2, 3, 4]), set(&[4]), set(&[1, 3]), set(&[1, 2]), set(&[0, 5])];
+        let keep = covering_rows(sets.iter().map(|s| s.as_slice()).collect());
+        // {1,2,3} ⊇ {1,2}; {2,3,4} ⊇ {4}; the second {1,2} repeats the first.
+        assert_eq!(keep, [false, true, false, true, true, false, true]);
+    }
 }

@@ -160,7 +160,7 @@ const NODE_WORK: f64 = 6e7;
 const MIN_NODES: u64 = 20;
 const MAX_NODES: u64 = 5_000;
 /// The largest model searched by default.
-pub const SEARCH_NNZ: usize = 18_000;
+pub const SEARCH_NNZ: usize = 8_000;
 /// The largest model whose linear relaxation is solved by default: it
 /// guides the warm start's rounding and bounds the parts not searched.
 /// Above, the relaxation alone takes seconds and gigabytes (10,000

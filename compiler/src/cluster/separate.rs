@@ -18,7 +18,7 @@ pub const ROUNDS: usize = 8;
 /// n² distances).
 pub const MAX_NODES: usize = 1000;
 /// Models of more non-zeros get no root cuts (some 250 combinators).
-pub const MAX_NNZ: usize = 60_000;
+pub const MAX_NNZ: usize = 20_000;
 /// A row is added when the relaxation breaks it by more than this.
 const EPS: f64 = 1e-4;
 /// Pairs of ends tried per edge for convexity rows before only those with
@@ -103,11 +103,25 @@ pub fn cuts(g: &DepGraph, reach: &Reach, m: &Model, v: &[f64]) -> Vec<Row> {
     let chain = |a: usize, b: usize| -> Vec<(LpVar, f64)> { chains[a].links(b).into_iter().map(|x| (x, 1.0)).collect() };
     for (a, from) in chains.iter().enumerate() {
         for b in reach.preventing[a].ones() {
-            if from.dist[b] < 1.0 - EPS {
+            // A separated node inside the chain has a lighter row over a
+            // prefix of its links, which implies this one.
+            if from.dist[b] < 1.0 - EPS && !from.passes(b, |m| reach.preventing[a].contains(m)) {
                 rows.push(Row { name: format!("cut_chain_{}_{}", a, b), terms: chain(a, b), lo: 1.0, hi: f64::INFINITY });
             }
         }
     }
+    // One row implies those whose links hold its links (from other starts).
+    let sets: Vec<Vec<LpVar>> = rows
+        .iter()
+        .map(|r| {
+            let mut set: Vec<LpVar> = r.terms.iter().map(|t| t.0).collect();
+            set.sort();
+            set
+        })
+        .collect();
+    let keep = super::ilp::covering_rows(sets.iter().map(|s| s.as_slice()).collect());
+    let mut keep = keep.into_iter();
+    rows.retain(|_| keep.next().unwrap_or(true));
     for ((u, w), x) in &m.fused_edges {
         let (u, w) = (u.0 as usize, w.0 as usize);
         let fixed = !free(*x);
@@ -182,6 +196,19 @@ impl Lightest {
             }
         }
         Lightest { dist, prev }
+    }
+
+    /// Whether the lightest chain to `b` passes through a node (not its
+    /// ends) for which `pred` holds.
+    fn passes(&self, b: usize, pred: impl Fn(usize) -> bool) -> bool {
+        let mut at = b;
+        while let Some((u, _)) = self.prev[at] {
+            if self.prev[u].is_some() && pred(u) {
+                return true;
+            }
+            at = u;
+        }
+        false
     }
 
     /// The links of the lightest chain to `b`.
