@@ -587,6 +587,8 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
             }
         }
         let chains = Chains::new(&adj);
+        // Repeats are dropped here as well as by `covering_rows`, which
+        // stops examining rows past its work bound on large graphs.
         let mut seen_chains = std::collections::HashSet::new();
         let mut separation = vec![];
         for a in 0..g.len() {
