@@ -178,6 +178,12 @@ pub struct Cli {
     /// fires (-v).
     #[arg(long, default_value_t = 10.0, value_parser = non_negative_seconds)]
     pub ilp_time_limit: f64,
+    /// How many parts LLVM compiles an object file in, each in a process
+    /// of its own, at once (default: two when both have enough work, for
+    /// any machine, so the object is the same on all; 1: the module
+    /// whole). Text outputs, `-g` and `-O0` are made whole.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=afc_codegen_llvm::MAX_UNITS as i64))]
+    pub codegen_units: Option<u32>,
     /// Run the verifiers after every pass (always on in debug builds).
     #[arg(long)]
     pub verify: bool,
@@ -291,7 +297,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
         (IlpModel::Pairs, _) => CostModel::Robinson,
         (IlpModel::Edge | IlpModel::Lazy, c) => c.unwrap_or(CostModel::Traffic),
     };
-    let copts = afc_codegen_llvm::Options { opt_level: cli.opt, fast_math: cli.fast_math, target: cli.target.clone(), cpu: cli.cpu.clone(), debug: cli.debug };
+    let copts = afc_codegen_llvm::Options { opt_level: cli.opt, fast_math: cli.fast_math, target: cli.target.clone(), cpu: cli.cpu.clone(), debug: cli.debug, codegen_units: cli.codegen_units.map(|n| n as usize) };
     afc_codegen_llvm::check_target(&copts).map_err(|e| {
         eprintln!("afc: error: {}", e);
         2
@@ -414,9 +420,14 @@ fn back_end(cli: &Cli, loops: &afc_ir::loops::Program, copts: &afc_codegen_llvm:
     }
     let module = if is_stdio(&cli.file) { "stdin".into() } else { cli.file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "afc".into()) };
     set_pass("codegen");
-    let art = afc_codegen_llvm::compile(loops, &module, copts, emits.contains(&Emit::Asm), emits.contains(&Emit::Obj)).map_err(|e| fail(&e))?;
-    if emits.contains(&Emit::LlvmIr) {
-        *text_out += &art.llvm_ir;
+    let started = std::time::Instant::now();
+    let want = afc_codegen_llvm::Want { llvm_ir: emits.contains(&Emit::LlvmIr), asm: emits.contains(&Emit::Asm), obj: emits.contains(&Emit::Obj) };
+    let art = afc_codegen_llvm::compile(loops, &module, copts, want).map_err(|e| fail(&e))?;
+    if cli.time_passes {
+        eprintln!("afc: pass {:<12} {:>9.3} ms ({} part{})", "llvm", started.elapsed().as_secs_f64() * 1e3, art.units, if art.units == 1 { "" } else { "s" });
+    }
+    if let Some(ir) = &art.llvm_ir {
+        *text_out += ir;
     }
     if let Some(asm) = &art.asm {
         *text_out += &String::from_utf8_lossy(asm);

@@ -23,8 +23,8 @@ fuzz_target!(|data: &[u8]| {
             let opts = common::options(mode);
             let Ok((program, _)) = pipeline::front(&file, &opts) else { return };
             let Ok(stages) = pipeline::middle(&file, program, &opts) else { return };
-            let copts = afc_codegen_llvm::Options { opt_level: 2, fast_math: false, target: None, cpu: None, debug: false };
-            if let Err(e) = afc_codegen_llvm::compile(&stages.loops, "fuzz", &copts, false, true) {
+            let copts = afc_codegen_llvm::Options { opt_level: 2, fast_math: false, target: None, cpu: None, debug: false, codegen_units: None };
+            if let Err(e) = afc_codegen_llvm::compile(&stages.loops, "fuzz", &copts, afc_codegen_llvm::Want { obj: true, ..Default::default() }) {
                 panic!("the back end failed: {}", e);
             }
         }

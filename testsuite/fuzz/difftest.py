@@ -588,11 +588,15 @@ def flags(env, variant):
     look-back (1), or in chunks of 4096 positions (2), so that loops run
     whole unrolled trips (lanes, vector compaction) and their remainders;
     each of those at -O2, -O0 and -O3 (variant // 3; OPT, when set, fixes
-    the level)."""
+    the level). At -O3 LLVM compiles the module in three parts where it
+    has three functions (--codegen-units: the parts' objects joined),
+    at -O2 in two where they have the work (afc's default)."""
     if variant % 3 == 1:
         env["AFC_FLAGS"] = (env.get("AFC_FLAGS", "") + " --two-pass=barrier").strip()
     env["GRAIN"] = "4096" if variant % 3 == 2 else "1"
     env.setdefault("OPT", OPT_LEVELS[variant // 3 % 3])
+    if env["OPT"] == "3":
+        env["AFC_FLAGS"] = (env.get("AFC_FLAGS", "") + " --codegen-units 3").strip()
     return env
 
 
@@ -603,7 +607,8 @@ OPT_LEVELS = ["2", "0", "3"]
 
 def describe(variant):
     parts = {0: "", 1: ", --two-pass=barrier", 2: ", --parallel-grain 4096"}[variant % 3]
-    return parts + ", -O" + os.environ.get("OPT", OPT_LEVELS[variant // 3 % 3])
+    opt = os.environ.get("OPT", OPT_LEVELS[variant // 3 % 3])
+    return parts + ", -O" + opt + (", --codegen-units 3" if opt == "3" else "")
 
 
 def check_one(tmp, i, g, src, args, variant):

@@ -3,10 +3,16 @@
 //! only the loop IR: it knows nothing of ASTs, graphs or clusters.
 
 mod abi;
+#[cfg(unix)]
+mod child;
 mod cpus;
 mod function;
 mod hints;
+mod join;
 mod selects;
+mod units;
+
+pub use units::MAX_UNITS;
 
 use afc_ir::loops::Program;
 use inkwell::context::Context;
@@ -26,6 +32,9 @@ pub struct Options {
     pub cpu: Option<String>,
     /// `-g`: DWARF line tables mapping each loop to its `.acc` line.
     pub debug: bool,
+    /// `--codegen-units`: how many parts LLVM compiles the module in at
+    /// once; `None` for the default (`units::partition`).
+    pub codegen_units: Option<usize>,
 }
 
 /// The widest vector registers the target's code uses, in bits: 256 with
@@ -188,9 +197,11 @@ fn debug_info<'ctx>(cx: &'ctx Context, module: &inkwell::module::Module<'ctx>, p
 /// What the back end produced: optimised IR text, and assembly and object
 /// code when asked for.
 pub struct Artifacts {
-    pub llvm_ir: String,
+    pub llvm_ir: Option<String>,
     pub asm: Option<Vec<u8>>,
     pub obj: Option<Vec<u8>>,
+    /// The parts the module was compiled in (1: whole).
+    pub units: usize,
 }
 
 impl Artifacts {
@@ -198,7 +209,7 @@ impl Artifacts {
     /// come back from the child process that made them (`isolated`).
     fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![];
-        for part in [Some(self.llvm_ir.as_bytes()), self.asm.as_deref(), self.obj.as_deref()] {
+        for part in [self.llvm_ir.as_ref().map(|s| s.as_bytes()), self.asm.as_deref(), self.obj.as_deref()] {
             match part {
                 Some(b) => {
                     out.extend((b.len() as u64).to_le_bytes());
@@ -226,8 +237,11 @@ impl Artifacts {
         }
         let obj = parts.pop()?;
         let asm = parts.pop()?;
-        let llvm_ir = String::from_utf8(parts.pop()??).ok()?;
-        b.is_empty().then_some(Artifacts { llvm_ir, asm, obj })
+        let llvm_ir = match parts.pop()? {
+            Some(text) => Some(String::from_utf8(text).ok()?),
+            None => None,
+        };
+        b.is_empty().then_some(Artifacts { llvm_ir, asm, obj, units: 1 })
     }
 }
 
@@ -257,7 +271,7 @@ fn longest_block(func: inkwell::values::FunctionValue) -> usize {
 }
 
 /// Compiles a whole program into one LLVM module.
-pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, want_obj: bool) -> Result<Artifacts, String> {
+pub fn compile(p: &Program, module_name: &str, opts: &Options, want: Want) -> Result<Artifacts, String> {
     check_target(opts)?;
     let triple = triple(opts);
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
@@ -309,7 +323,82 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want_asm: bool, w
     if let Err(e) = module.verify() {
         afc_ir::ice::fail("codegen", &format!("invalid LLVM IR: {}", e.to_string()), &module.print_to_string().to_string());
     }
-    isolated(opts, |level| optimise_and_emit(&cx, &module, &tm, level, want_asm, want_obj))
+    if opts.opt_level > 0 {
+        // Chunk functions that came out the same are made one before
+        // LLVM's work on them is counted twice (quadtree's bounds: one
+        // nest for x, one for y).
+        module.run_passes("mergefunc", &tm, PassBuilderOptions::create()).map_err(|e| e.to_string())?;
+        // Text outputs come from the whole module (their labels would
+        // clash); an object file's sections, DWARF's too, join as a
+        // linker joins them.
+        if want == (Want { obj: true, ..Want::default() }) && elf(&triple) {
+            let parts = units::partition(&module, opts.codegen_units);
+            if parts.len() >= 2 {
+                if let Some(obj) = split(&cx, &module, &tm, opts.opt_level, &parts)? {
+                    return Ok(Artifacts { llvm_ir: None, asm: None, obj: Some(obj), units: parts.len() });
+                }
+            }
+        }
+    }
+    isolated(opts, |level| optimise_and_emit(&cx, &module, &tm, level, want))
+}
+
+/// What `compile` makes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Want {
+    pub llvm_ir: bool,
+    pub asm: bool,
+    pub obj: bool,
+}
+
+/// Whether the target's objects are ELF, which `join` joins (Mach-O's
+/// are not: such a module is compiled whole).
+fn elf(triple: &TargetTriple) -> bool {
+    let t = triple.as_str().to_string_lossy();
+    !["apple", "darwin", "macos", "ios"].iter().any(|os| t.contains(os))
+}
+
+/// The object file of a module compiled in `parts` (`units`), each in a
+/// child process, all at once, joined. `None` when a part did not come
+/// back or its objects cannot be joined: the module is then compiled
+/// whole, which reports LLVM's failures as it always does.
+#[cfg(unix)]
+fn split(cx: &Context, module: &inkwell::module::Module, tm: &TargetMachine, level: u8, parts: &[Vec<String>]) -> Result<Option<Vec<u8>>, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder for LLVM's output: {}", e))?;
+    let local = units::localised(module, parts);
+    let mut children = vec![];
+    for (k, keep) in parts.iter().enumerate() {
+        let work = || {
+            units::keep_part(module, parts, keep);
+            optimise_and_emit(cx, module, tm, level, Want { obj: true, ..Want::default() }).and_then(|a| a.obj.ok_or_else(|| "no object".to_string()))
+        };
+        match child::spawn(&dir.path().join(format!("part{}", k)), work) {
+            Some(c) => children.push(c),
+            None => break,
+        }
+    }
+    let started = children.len();
+    let mut objects = vec![];
+    for c in children {
+        if let child::End::Done(obj) = c.wait()? {
+            objects.push(obj);
+        }
+    }
+    if started < parts.len() || objects.len() < parts.len() {
+        return Ok(None);
+    }
+    match join::join(&objects, &local) {
+        Ok(obj) => Ok(Some(obj)),
+        Err(e) => {
+            eprintln!("afc: warning: the objects of the module's {} parts could not be joined ({}; a bug in afc); it is compiled whole", parts.len(), e);
+            Ok(None)
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn split(_: &Context, _: &inkwell::module::Module, _: &TargetMachine, _: u8, _: &[Vec<String>]) -> Result<Option<Vec<u8>>, String> {
+    Ok(None)
 }
 
 /// Runs `run(opts.opt_level)` — LLVM's optimisation and code generation —
@@ -328,78 +417,17 @@ fn isolated(opts: &Options, run: impl Fn(u8) -> Result<Artifacts, String>) -> Re
         return run(0);
     }
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder for LLVM's output: {}", e))?;
-    let out = dir.path().join("artifacts");
-    // SAFETY: afc's compilation runs on one thread (its main thread only
-    // waits for it); the child runs LLVM on its copy of the module, writes
-    // one file and leaves with _exit, running no destructors.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
+    let Some(child) = child::spawn(&dir.path().join("artifacts"), || run(opts.opt_level).map(|a| a.to_bytes())) else {
         return run(opts.opt_level);
-    }
-    if pid == 0 {
-        // LLVM's crash report would go to the user's terminal.
-        let null = std::ffi::CString::new("/dev/null").unwrap();
-        // A crash kills the child with its signal, for the parent to see:
-        // no handler of the parent's runs on the child's copy (a
-        // sanitizer's would report the crash as its own process's and
-        // exit with a status; a fuzzer's would save its input as a crash).
-        unsafe {
-            for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT] {
-                libc::signal(sig, libc::SIG_DFL);
-            }
-        }
-        unsafe {
-            let fd = libc::open(null.as_ptr(), libc::O_WRONLY);
-            if fd >= 0 {
-                libc::dup2(fd, 2);
-            }
-        }
-        let code = match run(opts.opt_level) {
-            Ok(a) => match std::fs::write(&out, a.to_bytes()) {
-                Ok(()) => 0,
-                Err(_) => 2,
-            },
-            Err(e) => {
-                let _ = std::fs::write(&out, e.as_bytes());
-                1
-            }
-        };
-        unsafe { libc::_exit(code) };
-    }
-    let mut status = 0;
-    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return run(opts.opt_level);
-        }
-    }
-    if libc::WIFSIGNALED(status) {
-        let sig = libc::WTERMSIG(status);
-        if [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT].contains(&sig) {
-            // Interrupted, not crashed (a Ctrl-C reaches the child too):
-            // afc ends as the interrupt says.
-            unsafe { libc::raise(sig) };
-            return Err(format!("interrupted by signal {}", sig));
-        }
-        eprintln!(
-            "afc: warning: LLVM crashed optimising this program (signal {}, an LLVM bug); the object is compiled without optimisation",
-            libc::WTERMSIG(status)
-        );
-        return run(0);
-    }
-    // The child writes its file before it exits; one that exited without
-    // it crashed some other way (a handler that ends the process with a
-    // status).
-    let Ok(bytes) = std::fs::read(&out) else {
-        eprintln!(
-            "afc: warning: LLVM crashed optimising this program (exit status {} without its output, an LLVM bug); the object is compiled without optimisation",
-            libc::WEXITSTATUS(status)
-        );
-        return run(0);
     };
-    match libc::WEXITSTATUS(status) {
-        0 => Artifacts::from_bytes(&bytes).ok_or_else(|| "LLVM's output is unreadable".to_string()),
-        1 => Err(String::from_utf8_lossy(&bytes).to_string()),
-        _ => run(opts.opt_level),
+    match child.wait()? {
+        child::End::Done(bytes) => Artifacts::from_bytes(&bytes).ok_or_else(|| "LLVM's output is unreadable".to_string()),
+        child::End::Failed(e) => Err(e),
+        child::End::Lost => run(opts.opt_level),
+        child::End::Crashed(how) => {
+            eprintln!("afc: warning: LLVM crashed optimising this program ({}, an LLVM bug); the object is compiled without optimisation", how);
+            run(0)
+        }
     }
 }
 
@@ -409,7 +437,7 @@ fn isolated(opts: &Options, run: impl Fn(u8) -> Result<Artifacts, String>) -> Re
 }
 
 /// LLVM's pass pipeline at `level`, then the text, assembly and object.
-fn optimise_and_emit(cx: &Context, module: &inkwell::module::Module, tm: &inkwell::targets::TargetMachine, level: u8, want_asm: bool, want_obj: bool) -> Result<Artifacts, String> {
+fn optimise_and_emit(cx: &Context, module: &inkwell::module::Module, tm: &inkwell::targets::TargetMachine, level: u8, want: Want) -> Result<Artifacts, String> {
     let pipeline = format!("default<O{}>", level.min(3));
     let pbo = PassBuilderOptions::create();
     pbo.set_loop_vectorization(level >= 2);
@@ -428,16 +456,16 @@ fn optimise_and_emit(cx: &Context, module: &inkwell::module::Module, tm: &inkwel
             }
         }
     }
-    let llvm_ir = module.print_to_string().to_string();
-    let asm = if want_asm {
+    let llvm_ir = want.llvm_ir.then(|| module.print_to_string().to_string());
+    let asm = if want.asm {
         Some(tm.write_to_memory_buffer(module, FileType::Assembly).map_err(|e| e.to_string())?.as_slice().to_vec())
     } else {
         None
     };
-    let obj = if want_obj {
+    let obj = if want.obj {
         Some(tm.write_to_memory_buffer(module, FileType::Object).map_err(|e| e.to_string())?.as_slice().to_vec())
     } else {
         None
     };
-    Ok(Artifacts { llvm_ir, asm, obj })
+    Ok(Artifacts { llvm_ir, asm, obj, units: 1 })
 }

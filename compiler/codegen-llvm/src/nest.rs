@@ -1231,6 +1231,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         let fty = cx.void_type().fn_type(&[ptr.into(), i64t.into(), i64t.into(), i64t.into(), ptr.into()], false);
         let func = self.m.add_function(name, fty, Some(Linkage::Internal));
+        // Only the runtime calls it, through its address, which nothing
+        // compares: two chunk functions that came out the same can be one
+        // (`mergefunc`, lib.rs).
+        func.as_global_value().set_unnamed_address(inkwell::values::UnnamedAddress::Global);
         let kind = Attribute::get_named_enum_kind_id;
         func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
         func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("frame-pointer", "none"));
@@ -1388,6 +1392,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 let mut tys: Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>> = vec![i64t.into(), i64t.into(), i64t.into(), ptr.into()];
                 tys.extend(ps.iter().map(|(v, _)| inkwell::types::BasicMetadataTypeEnum::from(v.get_type())));
                 let f = self.m.add_function(&format!("{}.body", name), cx.void_type().fn_type(&tys, false), Some(Linkage::Internal));
+                f.as_global_value().set_unnamed_address(inkwell::values::UnnamedAddress::Global);
                 f.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("alwaysinline"), 0));
                 f.add_attribute(AttributeLoc::Param(3), cx.create_enum_attribute(kind("noalias"), 0));
                 for (k, (_, array)) in ps.iter().enumerate() {
