@@ -31,6 +31,7 @@ pub fn join(parts: &[Vec<u8>], local: &[String]) -> Result<Vec<u8>, String> {
     if first.architecture() != object::Architecture::X86_64 {
         return Err(format!("parts of {:?} objects are not joined", first.architecture()));
     }
+    let local: std::collections::HashSet<&[u8]> = local.iter().map(|l| l.as_bytes()).collect();
     let mut out = Object::new(BinaryFormat::Elf, first.architecture(), first.endianness());
     out.flags = first.flags();
     let mut sections: HashMap<Vec<u8>, (SectionId, u32, u64)> = HashMap::new();
@@ -43,10 +44,10 @@ pub fn join(parts: &[Vec<u8>], local: &[String]) -> Result<Vec<u8>, String> {
             let object::SectionFlags::Elf { sh_flags } = s.flags() else { return Err("a section without ELF flags".into()) };
             let header = s.elf_section_header();
             let sh_type = header.sh_type(endian);
-            if REMADE.contains(&sh_type) || sh_type == elf::SHT_GROUP {
-                if sh_type == elf::SHT_GROUP {
-                    return Err("a part has a section group".into());
-                }
+            if sh_type == elf::SHT_GROUP {
+                return Err("a part has a section group".into());
+            }
+            if REMADE.contains(&sh_type) {
                 continue;
             }
             if sh_flags & u64::from(elf::SHF_GROUP | elf::SHF_LINK_ORDER | elf::SHF_TLS) != 0 {
@@ -113,7 +114,7 @@ pub fn join(parts: &[Vec<u8>], local: &[String]) -> Result<Vec<u8>, String> {
                 (_, object::SymbolSection::Section(i)) => {
                     let &(id, at) = placed[p].get(&i.0).ok_or_else(|| format!("symbol {} in a section not copied", String::from_utf8_lossy(&name)))?;
                     let object::SymbolFlags::Elf { st_info, st_other } = sym.flags() else { return Err("a symbol without ELF flags".into()) };
-                    let make_local = local.iter().any(|l| l.as_bytes() == name.as_slice());
+                    let make_local = local.contains(name.as_slice());
                     let (scope, flags) = if make_local {
                         (SymbolScope::Compilation, SymbolFlags::Elf { st_info: (elf::STB_LOCAL << 4) | (st_info & 0xf), st_other: elf::STV_DEFAULT })
                     } else {
