@@ -431,8 +431,15 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
     });
     // Folds stepping directly in this loop (inner loops decide their own).
     let mut wanted = compress(l, cfg, &prim);
-    let mut filtered = false;
-    visit_level(&l.body, false, &mut |leaf, _| filtered |= matches!(leaf, LoopBody::Filter { .. }));
+    // A filter stepping here that compacts by permutes (AVX2) or one
+    // element at a time competes with a picking tree for the shuffle ports;
+    // AVX-512's compress instructions leave them to it (`picks_tree`).
+    let mut contended = false;
+    visit_level(&l.body, false, &mut |leaf, _| {
+        if let LoopBody::Filter { write, .. } = leaf {
+            contended |= !(cfg.cpu.compress_bits >= 512 && matches!(write, FilterWrite::Compress(_)));
+        }
+    });
     let mut plans: Vec<(VarId, Accumulate)> = vec![];
     visit_level(&l.body, false, &mut |leaf, guarded| {
         if let LoopBody::ManyToOne { op, reads, results, .. } = leaf {
@@ -445,7 +452,7 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
                 Accumulate::Chain
             } else if reorderable(op, &prim).is_some() {
                 Accumulate::Lanes(k)
-            } else if same_types && !guarded && (!chooses(op) || picks_tree(op, results.len(), filtered, &prim)) {
+            } else if same_types && !guarded && (!chooses(op) || picks_tree(op, results.len(), contended, &prim)) {
                 Accumulate::Tree(k)
             } else {
                 Accumulate::Chain
@@ -564,20 +571,21 @@ fn chooses(op: &afc_ir::labelled::Lambda) -> bool {
 }
 
 /// Does a picking fold run faster as a tree? When it compares floats, no
-/// filter steps in its loop and its state is at most `PICK_TREE_STATE`
-/// values (docs/strategy.md, measured on this rule's four shapes): a float
-/// chain waits for each element's compare (several cycles) before the next,
-/// and LLVM cannot vectorise it; a group's tree runs as vector compares. An
+/// filter steps in its loop but ones compressing with AVX-512 (`contended`
+/// is false) and its state is at most `PICK_TREE_STATE` values
+/// (docs/strategy.md, measured on this rule's five shapes): a float chain
+/// waits for each element's compare (several cycles) before the next, and
+/// LLVM cannot vectorise it; a group's tree runs as vector compares. An
 /// integer chain's compare and conditional move take a cycle each, less
-/// than the tree's extra picks, and beside a filter's compaction the tree's
-/// shuffles compete with the compaction's.
-fn picks_tree(op: &afc_ir::labelled::Lambda, state: usize, filtered: bool, prim: &dyn Fn(VarId) -> afc_ir::types::Prim) -> bool {
+/// than the tree's extra picks, and beside AVX2's compaction the tree's
+/// shuffles compete with the compaction's permutes.
+fn picks_tree(op: &afc_ir::labelled::Lambda, state: usize, contended: bool, prim: &dyn Fn(VarId) -> afc_ir::types::Prim) -> bool {
     use afc_ir::labelled::Operand;
     let float = |o: &Operand| matches!(o, Operand::Var(v) if prim(*v).is_float());
     let compares_floats = |b: &afc_ir::labelled::Block| {
         b.stmts.iter().any(|s| matches!(s, Stmt::Assign { rhs: Rhs::Binary(c, x, y), .. } if c.is_comparison() && (float(x) || float(y))))
     };
-    !filtered && state <= PICK_TREE_STATE && compares_floats(&op.body)
+    !contended && state <= PICK_TREE_STATE && compares_floats(&op.body)
 }
 
 /// The most values a picking fold's state may hold to run as a tree: each
