@@ -431,9 +431,10 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
     });
     // Folds stepping directly in this loop (inner loops decide their own).
     let mut wanted = compress(l, cfg, &prim);
-    // A filter stepping here that compacts by permutes (AVX2) or one
-    // element at a time competes with a picking tree for the shuffle ports;
-    // AVX-512's compress instructions leave them to it (`picks_tree`).
+    // A filter stepping here that compacts by permutes (AVX2) competes with
+    // a picking tree for the shuffle ports, and one compacting an element
+    // at a time keeps the loop scalar, where the tree's extra picks cost
+    // more; AVX-512's compress instructions do neither (`picks_tree`).
     let mut contended = false;
     visit_level(&l.body, false, &mut |leaf, _| {
         if let LoopBody::Filter { write, .. } = leaf {
@@ -577,8 +578,9 @@ fn chooses(op: &afc_ir::labelled::Lambda) -> bool {
 /// waits for each element's compare (several cycles) before the next, and
 /// LLVM cannot vectorise it; a group's tree runs as vector compares. An
 /// integer chain's compare and conditional move take a cycle each, less
-/// than the tree's extra picks, and beside AVX2's compaction the tree's
-/// shuffles compete with the compaction's permutes.
+/// than the tree's extra picks; beside AVX2's compaction the tree's
+/// shuffles compete with the compaction's permutes, and beside compaction
+/// one element at a time the loop is scalar and the chain is cheaper.
 fn picks_tree(op: &afc_ir::labelled::Lambda, state: usize, contended: bool, prim: &dyn Fn(VarId) -> afc_ir::types::Prim) -> bool {
     use afc_ir::labelled::Operand;
     let float = |o: &Operand| matches!(o, Operand::Var(v) if prim(*v).is_float());
