@@ -56,7 +56,8 @@ bench: build
 	./testsuite/bench/run.sh
 
 # The clustering ILP's scaling on random programs of 25-400 combinators
-# (docs/ilp.md); AFC_ILP_SIZES, AFC_ILP_SEEDS, AFC_ILP_FLAGS adjust it.
+# (docs/ilp.md), against the best known objectives (best-known.txt);
+# AFC_ILP_SIZES, AFC_ILP_SEEDS, AFC_ILP_FLAGS, AFC_ILP_BEST adjust it.
 bench-ilp: build
 	./testsuite/bench/ilp/run.sh
 
