@@ -35,7 +35,7 @@ for n in $sizes; do
         obj=$(echo "$how" | sed -n 's/.*objective \([0-9.e+]*\).*/\1/p')
         greedy=$(echo "$how" | sed -n 's/.*greedy \([0-9.e+]*\).*/\1/p')
         ratio=$(if [ -n "$obj" ] && [ -n "$greedy" ]; then awk "BEGIN { printf \"%.3f\", $obj / $greedy }"; else echo "-"; fi)
-        best=$(awk -v n="$n" -v s="$s" '$1 == n && $2 == s { print $3 }' "$best_known")
+        best=$(awk -v n="$n" -v s="$s" '$1 == n && $2 == s { print $3; exit }' "$best_known")
         vs_best=$(if [ -n "$obj" ] && [ -n "$best" ]; then awk "BEGIN { printf \"%.3f%s\", $obj / $best, ($obj < $best - 0.5 ? \" new\" : \"\") }"; else echo "-"; fi)
         printf '%-6s %-5s %7.2fs  %-10s %10s %10s  %s\n' "$n" "$s" "$(awk "BEGIN { print $end - $start }")" "$status" "$ratio" "$vs_best" "$how"
     done
