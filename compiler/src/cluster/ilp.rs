@@ -296,6 +296,48 @@ struct Chains<'a> {
     from: std::cell::RefCell<std::collections::HashMap<usize, Prev>>,
 }
 
+/// The breadth-first tree of links from `a` (each node's predecessor and
+/// link into `prev`, which is cleared first), stopping once every node
+/// `wanted` names is reached: a node's predecessor is fixed when it is
+/// first seen, so the chains to those nodes are what a whole search gives.
+fn chain_tree(adj: &[Vec<(usize, LpVar)>], a: usize, mut wanted: usize, is_wanted: impl Fn(usize) -> bool, prev: &mut Prev, queue: &mut std::collections::VecDeque<usize>) {
+    prev.clear();
+    prev.resize(adj.len(), None);
+    queue.clear();
+    queue.push_back(a);
+    let mut seen = vec![false; adj.len()];
+    seen[a] = true;
+    while let Some(u) = queue.pop_front() {
+        if wanted == 0 {
+            break;
+        }
+        for &(w, x) in &adj[u] {
+            if !seen[w] {
+                seen[w] = true;
+                prev[w] = Some((u, x));
+                queue.push_back(w);
+                if is_wanted(w) {
+                    wanted -= 1;
+                }
+            }
+        }
+    }
+}
+
+/// The links of the chain from the root of `prev`'s tree to `b`, and its
+/// nodes from `b` back to the root; no links when `b` is the root or out
+/// of reach.
+fn chain_to(prev: &Prev, b: usize) -> (Vec<LpVar>, Vec<usize>) {
+    let (mut links, mut nodes) = (vec![], vec![b]);
+    let mut v = b;
+    while let Some((u, x)) = prev[v] {
+        links.push(x);
+        nodes.push(u);
+        v = u;
+    }
+    (links, nodes)
+}
+
 impl<'a> Chains<'a> {
     fn new(adj: &'a [Vec<(usize, LpVar)>]) -> Self {
         Chains { adj, from: Default::default() }
@@ -306,29 +348,11 @@ impl<'a> Chains<'a> {
     fn chain(&self, a: usize, b: usize) -> (Vec<LpVar>, Vec<usize>) {
         let mut from = self.from.borrow_mut();
         let prev = from.entry(a).or_insert_with(|| {
-            let mut prev = vec![None; self.adj.len()];
-            let mut seen = vec![false; self.adj.len()];
-            seen[a] = true;
-            let mut queue = std::collections::VecDeque::from([a]);
-            while let Some(u) = queue.pop_front() {
-                for &(w, x) in &self.adj[u] {
-                    if !seen[w] {
-                        seen[w] = true;
-                        prev[w] = Some((u, x));
-                        queue.push_back(w);
-                    }
-                }
-            }
+            let mut prev = vec![];
+            chain_tree(self.adj, a, usize::MAX, |_| false, &mut prev, &mut Default::default());
             prev
         });
-        let (mut links, mut nodes) = (vec![], vec![b]);
-        let mut v = b;
-        while let Some((u, x)) = prev[v] {
-            links.push(x);
-            nodes.push(u);
-            v = u;
-        }
-        (links, nodes)
+        chain_to(prev, b)
     }
 
     fn between(&self, a: usize, b: usize) -> Vec<LpVar> {
@@ -586,15 +610,23 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
                 adj[b.0 as usize].push((a.0 as usize, *x));
             }
         }
-        let chains = Chains::new(&adj);
         // Repeats are dropped here as well as by `covering_rows`, which
         // stops examining rows past its work bound on large graphs.
         let mut seen_chains = std::collections::HashSet::new();
         let mut separation = vec![];
+        // One tree at a time: keeping every node's (n² entries) was most of
+        // a 3,000-combinator model's time, in the allocator.
+        let (mut prev, mut queue) = (vec![], Default::default());
         for a in 0..g.len() {
             let separated = |c: usize| reach.preventing[a].contains(c) || reach.preventing[c].contains(a);
+            let later = |c: usize| c > a && separated(c);
+            let wanted = (a + 1..g.len()).filter(|&c| separated(c)).count();
+            if wanted == 0 {
+                continue;
+            }
+            chain_tree(&adj, a, wanted, later, &mut prev, &mut queue);
             for c in (a + 1..g.len()).filter(|&c| separated(c)) {
-                let (mut chain, nodes) = chains.chain(a, c);
+                let (mut chain, nodes) = chain_to(&prev, c);
                 if chain.is_empty() {
                     continue; // no chain of links joins them
                 }
