@@ -76,6 +76,9 @@ int afc_rt_enter(int64_t limit);
 /* Used by compiled code where a call ends or fails: frees the n arrays of
  * owned[] (a function's buffers, NULL where none is held). */
 void afc_rt_free_owned(void **owned, int64_t n);
+/* The same where a call succeeds: frees those of owned[] that are none of
+ * the m pointers of kept[] (the arrays handed to the caller). */
+void afc_rt_free_owned_except(void **owned, int64_t n, void *const *kept, int64_t m);
 void afc_rt_leave(void);
 /* Used by compiled code: runs body(ctx, c, lo, hi, fault) for each chunk
  * c of [0, n) (chunk positions each, the last one shorter) on the workers;

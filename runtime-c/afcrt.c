@@ -200,6 +200,14 @@ void afc_rt_free_owned(void **owned, int64_t n) {
     for (int64_t i = 0; i < n; i++) afc_free(owned[i]);
 }
 
+void afc_rt_free_owned_except(void **owned, int64_t n, void *const *kept, int64_t m) {
+    for (int64_t i = 0; i < n; i++) {
+        int64_t j = 0;
+        while (j < m && kept[j] != owned[i]) j++;
+        if (j == m) afc_free(owned[i]);
+    }
+}
+
 int64_t afc_alloc_count(void) {
     pthread_mutex_lock(&pool_lock);
     int64_t n = alloc_count;

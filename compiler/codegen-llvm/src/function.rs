@@ -178,7 +178,6 @@ pub fn keep_vector_variants<'ctx>(cx: &'ctx Context, m: &Module<'ctx>) {
 
 pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Options, dib: Option<&DebugInfoBuilder<'ctx>>) -> R<()> {
     let (ins, outs) = classify(f);
-    let ptr = cx.ptr_type(Default::default());
     let tys: Vec<VarTy> = f.params.iter().map(|l| if let Operand::Var(v) = l.value { f.var(v).ty } else { unreachable!() }).collect();
     let fn_ty = c_fn_type(cx, &tys, &ins, outs.len());
     // A recursive function may have been declared by a caller emitted first.
@@ -340,18 +339,8 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
         }
     }
     // Hand over what the caller now owns, free the rest.
-    for (k, r) in plan.iter().enumerate() {
-        if r.array.is_some() {
-            let dst = finals[k].as_ref().unwrap().0;
-            for a in g.allocs.clone() {
-                let cur = g.b.build_load(ptr, a, "a")?.into_pointer_value();
-                let same = g.b.build_int_compare(IntPredicate::EQ, cur, dst, "handed")?;
-                let keep = g.b.build_select(same, ptr.const_null(), cur, "keep")?;
-                g.b.build_store(a, keep)?;
-            }
-        }
-    }
-    g.free_all()?;
+    let handed: Vec<PointerValue> = finals.iter().flatten().map(|(dst, _)| *dst).collect();
+    g.free_all_but(&handed)?;
     if f.recursive {
         g.b.build_call(g.runtime_fn("afc_rt_leave"), &[], "")?;
     }
@@ -461,6 +450,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             "afc_rt_enter" => cx.i32_type().fn_type(&[cx.i64_type().into()], false),
             "afc_rt_leave" => cx.void_type().fn_type(&[], false),
             "afc_rt_free_owned" => cx.void_type().fn_type(&[ptr.into(), cx.i64_type().into()], false),
+            "afc_rt_free_owned_except" => cx.void_type().fn_type(&[ptr.into(), cx.i64_type().into(), ptr.into(), cx.i64_type().into()], false),
             "afc_rt_parallel" => cx.i32_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
             "afc_get_num_threads" => cx.i32_type().fn_type(&[], false),
             "afc_rt_in_order" => cx.i32_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into(), cx.i64_type().into()], false),
@@ -615,6 +605,29 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     fn free_all(&mut self) -> R<()> {
         let ptr = self.cx.ptr_type(Default::default());
         let call = self.b.build_call(self.runtime_fn("afc_rt_free_owned"), &[ptr.const_null().into(), self.cx.i64_type().const_zero().into()], "")?;
+        self.releases.push(call.try_as_basic_value().unwrap_instruction());
+        Ok(())
+    }
+
+    /// Frees every array a slot holds but those handed to the caller, in
+    /// one call: which slot holds a result is known only at run time (a
+    /// result may be the caller's storage, a fresh block or a buffer kept),
+    /// and comparing each result with each slot in code made the exit
+    /// block results × slots long — 72,000 instructions at 400
+    /// combinators, on which LLVM's SLP vectoriser went quadratic.
+    fn free_all_but(&mut self, handed: &[PointerValue<'ctx>]) -> R<()> {
+        if handed.is_empty() {
+            return self.free_all();
+        }
+        let (cx, ptr) = (self.cx, self.cx.ptr_type(Default::default()));
+        let ty = ptr.array_type(handed.len() as u32);
+        let kept = self.entry_alloca(ty.into(), "handed")?;
+        for (k, p) in handed.iter().enumerate() {
+            let at = unsafe { self.b.build_in_bounds_gep(ty, kept, &[cx.i64_type().const_zero(), cx.i64_type().const_int(k as u64, false)], "handed")? };
+            self.b.build_store(at, *p)?;
+        }
+        let args = [ptr.const_null().into(), cx.i64_type().const_zero().into(), kept.into(), cx.i64_type().const_int(handed.len() as u64, false).into()];
+        let call = self.b.build_call(self.runtime_fn("afc_rt_free_owned_except"), &args, "")?;
         self.releases.push(call.try_as_basic_value().unwrap_instruction());
         Ok(())
     }
