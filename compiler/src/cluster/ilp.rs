@@ -305,15 +305,13 @@ fn chain_tree(adj: &[Vec<(usize, LpVar)>], a: usize, mut wanted: usize, is_wante
     prev.resize(adj.len(), None);
     queue.clear();
     queue.push_back(a);
-    let mut seen = vec![false; adj.len()];
-    seen[a] = true;
     while let Some(u) = queue.pop_front() {
         if wanted == 0 {
             break;
         }
         for &(w, x) in &adj[u] {
-            if !seen[w] {
-                seen[w] = true;
+            // Seen: the root, or given a predecessor.
+            if w != a && prev[w].is_none() {
                 prev[w] = Some((u, x));
                 queue.push_back(w);
                 if is_wanted(w) {
@@ -619,13 +617,12 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool) -> Model {
         let (mut prev, mut queue) = (vec![], Default::default());
         for a in 0..g.len() {
             let separated = |c: usize| reach.preventing[a].contains(c) || reach.preventing[c].contains(a);
-            let later = |c: usize| c > a && separated(c);
-            let wanted = (a + 1..g.len()).filter(|&c| separated(c)).count();
-            if wanted == 0 {
+            let later: Vec<usize> = (a + 1..g.len()).filter(|&c| separated(c)).collect();
+            if later.is_empty() {
                 continue;
             }
-            chain_tree(&adj, a, wanted, later, &mut prev, &mut queue);
-            for c in (a + 1..g.len()).filter(|&c| separated(c)) {
+            chain_tree(&adj, a, later.len(), |c| c > a && separated(c), &mut prev, &mut queue);
+            for &c in &later {
                 let (mut chain, nodes) = chain_to(&prev, c);
                 if chain.is_empty() {
                     continue; // no chain of links joins them
