@@ -39,7 +39,7 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
     let reach = g.reach().ok();
     // The edge model, built once: each unfused edge is asked about by
     // fixing its variable.
-    let model = (cfg.mode != FusionMode::None && !g.is_empty()).then(|| crate::cluster::ilp::model(f, g, cfg.cost, false));
+    let model = (cfg.mode != FusionMode::None && !g.is_empty()).then(|| crate::cluster::ilp::model(f, g, cfg.cost, false, false));
     let chosen = model.as_ref().map(|m| m.lp.value_of(&m.assignment(f, g, c)));
     for (a, b, e) in g.edges() {
         if !e.is_fusible() || a == b {

@@ -182,7 +182,7 @@ fn the_all_pairs_model_gives_legal_clusterings_no_better_than_the_optimum() {
         let c = afc::cluster::pairs::cluster(f, g, &common::options(FusionMode::Ilp).cluster);
         verify(f, g, &c).unwrap();
         // Under the edge-local objective it cannot beat the edge-local optimum.
-        let model = afc::cluster::ilp::model(f, g, CostModel::Traffic, false);
+        let model = afc::cluster::ilp::model(f, g, CostModel::Traffic, false, false);
         let cost = |c: &Clustering| model.lp.value_of(&model.assignment(f, g, c));
         assert!(cost(&fs.clustering) <= cost(&c) + 1e-6, "{}", src);
     }
@@ -206,7 +206,7 @@ fn lazy_positions_reach_the_same_optimum() {
         let (lazy, lp) = afc::cluster::ilp::solve(f, g, &cfg);
         verify(f, g, &lazy).unwrap_or_else(|e| panic!("{}\n{}\n{}", e, src, afc_ir::cluster::print(f, &lazy)));
         assert!(lazy.how.contains("optimal ("), "{}\n{}", lazy.how, src);
-        let complete = afc::cluster::ilp::model(f, g, CostModel::Traffic, false);
+        let complete = afc::cluster::ilp::model(f, g, CostModel::Traffic, false, false);
         let cost = |c: &Clustering| complete.lp.value_of(&complete.assignment(f, g, c));
         assert!((cost(&lazy) - cost(&fs.clustering)).abs() < 0.5, "lazy {} against edge {}\n{}\n{}\n{}", cost(&lazy), cost(&fs.clustering), src, lazy.how, fs.clustering.how);
         rounds += lazy.how.contains("cut rounds") as usize;
@@ -232,7 +232,7 @@ fn rounded_warm_starts_are_legal_and_no_dearer_than_greedy() {
         let (f, g) = (&fs.labelled, &fs.graph);
         for model in [afc::cluster::IlpModel::Edge, afc::cluster::IlpModel::Lazy] {
             let cfg = ClusterConfig { model, ..common::options(FusionMode::Ilp).cluster };
-            let m = afc::cluster::ilp::model(f, g, CostModel::Traffic, model == afc::cluster::IlpModel::Lazy);
+            let m = afc::cluster::ilp::model(f, g, CostModel::Traffic, model == afc::cluster::IlpModel::Lazy, false);
             let w = afc::cluster::ilp::warm_start(f, g, &cfg, &m, None);
             verify(f, g, &w.clustering).unwrap_or_else(|e| panic!("{}\n{}", e, src));
             m.lp.feasible(&w.values).unwrap_or_else(|e| panic!("{}\n{}", e, src));
@@ -244,4 +244,65 @@ fn rounded_warm_starts_are_legal_and_no_dearer_than_greedy() {
         }
     }
     assert!(count < 20 || rounded > 0, "rounding never beat greedy: it is not exercised");
+}
+
+/// A model too large to relax (`RELAX_NNZ`, without its separation rows)
+/// builds the separation rows of its small parts only: a large part's
+/// would be carried and never used (docs/ilp.md, "Large graphs"). Without
+/// the size rule (an explicit node limit) every part has them.
+#[test]
+fn separation_rows_only_where_a_part_is_relaxed_or_searched() {
+    // A small part on ys and a large one on xs, each with a pair that a
+    // fold separates (`a` and `c`) joined by a chain of links (a → m, then
+    // m and c share their read of the parameter).
+    let mut src = String::from("export fn two(xs: [f64], ys: [f64]) -> ([f64], [f64], [f64], [f64]) {\n");
+    src += "  let ya = map(|y| y + 1.0, ys);\n  let yt = fold((+), 0.0, ya);\n  let ym = map(|a, y| a + y, ya, ys);\n  let yc = map(|y| y * yt, ys);\n";
+    src += "  let x0 = map(|x| x + 1.0, xs);\n";
+    for i in 1..1200 {
+        src += &format!("  let x{} = map(|a, x| a * 0.5 + x, x{}, xs);\n", i, i - 1);
+    }
+    src += "  let xt = fold((+), 0.0, x10);\n  let xc = map(|x| x * xt, xs);\n";
+    src += "  (ym, yc, x1199, xc)\n}\n";
+    let stages = compile(&src, FusionMode::None);
+    let fs = &stages.functions[0];
+    let (f, g) = (&fs.labelled, &fs.graph);
+    // The nodes of each separation row's pair, by name.
+    let chains = |m: &afc::cluster::ilp::Model| -> Vec<(String, String)> {
+        m.lp.rows
+            .iter()
+            .filter_map(|r| r.name.strip_prefix("chain_"))
+            .map(|pair| {
+                let mut ends = pair.split('_').map(|n| f.node(NodeId(n.parse().unwrap())).name.clone());
+                (ends.next().unwrap(), ends.next().unwrap())
+            })
+            .collect()
+    };
+    let small = |name: &str| name.starts_with('y');
+    let sized = afc::cluster::ilp::model(f, g, CostModel::Traffic, false, true);
+    assert!(!sized.relax && sized.base > afc::cluster::RELAX_NNZ, "base {}", sized.base);
+    let rows = chains(&sized);
+    assert!(rows.contains(&("ya".into(), "yc".into())), "{:?}", rows);
+    assert!(rows.iter().all(|(a, c)| small(a) && small(c)), "{:?}", rows);
+    let complete = afc::cluster::ilp::model(f, g, CostModel::Traffic, false, false);
+    let rows = chains(&complete);
+    assert!(rows.contains(&("ya".into(), "yc".into())), "{:?}", rows);
+    assert!(rows.iter().any(|(a, c)| !small(a) && !small(c)), "{:?}", rows);
+    // Everything else is the same model.
+    assert_eq!(sized.base, complete.base);
+    assert_eq!(sized.lp.vars.len(), complete.lp.vars.len());
+    assert_eq!(sized.lp.objective, complete.lp.objective);
+}
+
+/// `covering_rows` examines every row, however many rows share a link:
+/// rows `{0, i, i + 1}` are each implied by `{0, i}` (all 20,000 of them,
+/// where the comparison used to stop after 4·10⁶ steps).
+#[test]
+fn every_implied_separation_row_is_left_out_at_scale() {
+    use afc_ir::lp::LpVar;
+    let n = 20_000;
+    let mut sets: Vec<Vec<LpVar>> = (1..=n).map(|i| vec![LpVar(0), LpVar(i)]).collect();
+    sets.extend((1..n).map(|i| vec![LpVar(0), LpVar(i), LpVar(i + 1)]));
+    let keep = afc::cluster::ilp::covering_rows(sets.iter().map(|s| s.as_slice()).collect());
+    assert_eq!(keep.iter().filter(|k| **k).count(), n);
+    assert!(keep[..n].iter().all(|k| *k) && keep[n..].iter().all(|k| !*k));
 }

@@ -161,12 +161,15 @@ const MIN_NODES: u64 = 20;
 const MAX_NODES: u64 = 5_000;
 /// The largest model searched by default.
 pub const SEARCH_NNZ: usize = 8_000;
-/// The largest model whose linear relaxation is solved by default: it
+/// The largest model whose linear relaxation is solved by default, in
+/// non-zeros without its separation rows (`Model::base`: what the rest of
+/// the model costs does not depend on how many chains were pruned): it
 /// guides the warm start's rounding and bounds the parts not searched.
-/// Above, the relaxation alone takes seconds and gigabytes (10,000
-/// combinators in a chain: 2 million non-zeros, 5 s, 800 MB) and the warm
-/// start is greedy's, with no bound (docs/ilp.md, "Large graphs").
-pub const RELAX_NNZ: usize = 500_000;
+/// Above, the relaxation with its root cuts takes seconds (about 2,500
+/// combinators of `make bench-ilp`'s generator: 3.4-4.9 s) and the warm
+/// start is greedy's, with no bound; the separation rows are then built
+/// only for the parts no larger than this (docs/ilp.md, "Large graphs").
+pub const RELAX_NNZ: usize = 180_000;
 
 /// An objective as `-v` prints it: every cost model's weights are
 /// integers, so a solver's value is one but for the rounding of its
@@ -535,7 +538,9 @@ fn stop_reason(cfg: &ClusterConfig, solved: &Solved) -> String {
 /// A part too large to search (`default_nodes`): no solution, and the
 /// linear relaxation's optimum as the bound on the part's objective (the
 /// whole model's relaxed optimum restricted to the part is the part's:
-/// no row joins parts).
+/// no row joins parts). Where the whole was not relaxed, a part is
+/// relaxed alone when it is within `RELAX_NNZ` with its separation rows
+/// (a part past it without them has none, `ilp::small_parts`).
 fn unsearched(solver: &dyn Solver, part: &afc_ir::lp::Part, relaxation: Option<&[f64]>, seconds: f64) -> Solution {
     let bound = match relaxation {
         Some(r) => part.lp.value_of(&part.restrict(r)),
