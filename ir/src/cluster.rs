@@ -8,7 +8,7 @@ use crate::labelled::{Function, NodeId, VarId};
 use indexmap::IndexSet;
 use std::fmt::Write;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clustering {
@@ -199,11 +199,13 @@ pub fn solve_orders(f: &Function, g: &DepGraph, scope: &Scope, given: Option<&[u
     let mut order: Vec<Option<u32>> = vec![None; n];
     // Each node's fused edges, in `edges` order (the order the propagation
     // below visits them in).
-    let mut incident: Vec<Vec<usize>> = vec![vec![]; n];
+    // (Keyed by node, not a list per node of the graph: greedy asks this
+    // of one small cluster after another in a graph of thousands.)
+    let mut incident: HashMap<usize, Vec<usize>> = HashMap::new();
     for (i, &(p, c, _)) in edges.iter().enumerate() {
-        incident[p].push(i);
+        incident.entry(p).or_default().push(i);
         if c != p {
-            incident[c].push(i);
+            incident.entry(c).or_default().push(i);
         }
     }
     // Propagates a value through the fused edges; an inconsistency is
@@ -215,7 +217,7 @@ pub fn solve_orders(f: &Function, g: &DepGraph, scope: &Scope, given: Option<&[u
         let mut stack = vec![s];
         while let Some(x) = stack.pop() {
             let ox = order[x].unwrap();
-            for &(p, c, r) in incident[x].iter().map(|&i| &edges[i]) {
+            for &(p, c, r) in incident.get(&x).into_iter().flatten().map(|&i| &edges[i]) {
                 let (other, val) = if c == x {
                     let v = match r {
                         Read::Same => Some(ox),
@@ -269,10 +271,10 @@ pub fn solve_orders(f: &Function, g: &DepGraph, scope: &Scope, given: Option<&[u
     // of its nodes is set, so a heap of the pairs touched since they were
     // last looked at finds it without rescanning them all.
     let together = scope.together;
-    let mut touching: Vec<Vec<usize>> = vec![vec![]; n];
+    let mut touching: HashMap<usize, Vec<usize>> = HashMap::new();
     for (i, &(a, b, _)) in together.iter().enumerate() {
-        touching[a.0 as usize].push(i);
-        touching[b.0 as usize].push(i);
+        touching.entry(a.0 as usize).or_default().push(i);
+        touching.entry(b.0 as usize).or_default().push(i);
     }
     // What pair `i` decides, if anything: (node, order).
     let decides = |order: &Vec<Option<u32>>, i: usize| -> Option<(usize, u32)> {
@@ -318,7 +320,7 @@ pub fn solve_orders(f: &Function, g: &DepGraph, scope: &Scope, given: Option<&[u
             }
         };
         for s in set {
-            pending.extend(touching[s].iter().map(|&i| Reverse(i)));
+            pending.extend(touching.get(&s).into_iter().flatten().map(|&i| Reverse(i)));
         }
     }
     let order: Vec<u32> = order.into_iter().map(|o| o.unwrap_or(0)).collect();
@@ -379,11 +381,11 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
     }
     let ord = orders(f, g, c)?;
     // Each node's links inside its cluster.
-    let mut inside: Vec<Vec<NodeId>> = vec![vec![]; g.len()];
+    let mut inside: Links = HashMap::new();
     for (a, b) in links(f, g, &ord) {
         if of[&a] == of[&b] {
-            inside[a.0 as usize].push(b);
-            inside[b.0 as usize].push(a);
+            inside.entry(a).or_default().push(b);
+            inside.entry(b).or_default().push(a);
         }
     }
     for (i, members) in c.clusters.iter().enumerate() {
@@ -392,10 +394,13 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
     Ok(())
 }
 
+/// Each node's links inside its cluster (only the nodes that have some).
+type Links = HashMap<NodeId, Vec<NodeId>>;
+
 /// What `verify` asks of cluster `i` alone, given the nodes' orders and
 /// each node's links inside its cluster: one iteration size down the
 /// transducer forest, and connected.
-fn cluster_rules(f: &Function, g: &DepGraph, i: usize, members: &[NodeId], of_it: &dyn Fn(NodeId) -> bool, ord: &[u32], inside: &[Vec<NodeId>]) -> Result<(), String> {
+fn cluster_rules(f: &Function, g: &DepGraph, i: usize, members: &[NodeId], of_it: &dyn Fn(NodeId) -> bool, ord: &[u32], inside: &Links) -> Result<(), String> {
     // papers/000 §1.3.6: iteration sizes may differ only down the
     // transducer forest, with every transducer on the way in the cluster.
     let sizes = &g.sizes;
@@ -420,7 +425,7 @@ fn cluster_rules(f: &Function, g: &DepGraph, i: usize, members: &[NodeId], of_it
     let mut stack = vec![members[0]];
     while let Some(n) = stack.pop() {
         if seen.insert(n) {
-            stack.extend(inside[n.0 as usize].iter().filter(|m| !seen.contains(*m)));
+            stack.extend(inside.get(&n).into_iter().flatten().filter(|m| !seen.contains(*m)));
         }
     }
     if seen.len() != members.len() {
@@ -489,11 +494,11 @@ impl<'a> Joins<'a> {
         let same = |a: NodeId, b: NodeId| inside(a) && inside(b);
         let manifest = |v: VarId| g.forced_manifest.contains(&v) || written.contains(&v);
         let ord = solve_orders(f, g, &Scope { nodes: members, fused: &fused, together: &together, same: &same, manifest: &manifest, producers: &self.producers }, None)?;
-        let mut links: Vec<Vec<NodeId>> = vec![vec![]; g.len()];
+        let mut links: Links = HashMap::new();
         let shared = together.iter().filter(|(a, b, xs)| xs.iter().any(|x| read_order(f, g, &ord, *x, *a) == read_order(f, g, &ord, *x, *b)));
         for (a, b) in fused.iter().map(|(a, b, _)| (*a, *b)).chain(shared.map(|(a, b, _)| (*a, *b))) {
-            links[a.0 as usize].push(b);
-            links[b.0 as usize].push(a);
+            links.entry(a).or_default().push(b);
+            links.entry(b).or_default().push(a);
         }
         cluster_rules(f, g, 0, members, inside, &ord, &links)
     }

@@ -95,12 +95,27 @@ struct Merging<'a> {
     members: Vec<Vec<NodeId>>,
     succ: Vec<Vec<usize>>,
     pred: Vec<Vec<usize>>,
+    /// The clusters in a topological order of the cluster graph (`DEAD`
+    /// where a merged cluster was), and each cluster's place in it: a path
+    /// between two clusters runs only through the clusters placed between
+    /// them, so each check searches that window, not the graph.
+    order: Vec<usize>,
+    place: Vec<usize>,
     /// Scratch: the nodes of the cluster being tried, and the clusters a
     /// search has visited, by the step that marked them.
     inside: Vec<u32>,
     seen: Vec<u32>,
     step: u32,
+    /// Scratch: the clusters the last `through_another` reached.
+    reached: Vec<usize>,
+    /// Scratch for `join_all`: each cluster's representative in the block
+    /// (itself outside it) and its in-degree in the window.
+    rep: Vec<usize>,
+    indeg: Vec<usize>,
 }
+
+/// A slot of `Merging::order` whose cluster was merged into another.
+const DEAD: usize = usize::MAX;
 
 impl<'a> Merging<'a> {
     fn new(f: &'a Function, g: &'a DepGraph) -> Merging<'a> {
@@ -119,22 +134,68 @@ impl<'a> Merging<'a> {
             list.sort_unstable();
             list.dedup();
         }
+        // Kahn's algorithm, smallest node first; the nodes of a cycle (a
+        // graph that fails its check, where nothing is merged) last.
+        let mut indeg: Vec<usize> = pred.iter().map(|p| p.len()).collect();
+        let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..n).filter(|&i| indeg[i] == 0).map(std::cmp::Reverse).collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(std::cmp::Reverse(a)) = ready.pop() {
+            order.push(a);
+            for &b in &succ[a] {
+                indeg[b] -= 1;
+                if indeg[b] == 0 {
+                    ready.push(std::cmp::Reverse(b));
+                }
+            }
+        }
+        let mut place = vec![usize::MAX; n];
+        for (i, &a) in order.iter().enumerate() {
+            place[a] = i;
+        }
+        for a in 0..n {
+            if place[a] == usize::MAX {
+                place[a] = order.len();
+                order.push(a);
+            }
+        }
         Merging {
             joins: Joins::new(f, g),
             groups: Groups::new(n),
             members: (0..n).map(|i| vec![NodeId(i as u32)]).collect(),
             succ,
             pred,
+            order,
+            place,
             inside: vec![0; n],
             seen: vec![0; n],
             step: 0,
+            reached: vec![],
+            rep: (0..n).collect(),
+            indeg: vec![0; n],
+        }
+    }
+
+    /// Writes `seq` (live clusters, in their new order) over the window
+    /// of `order` from `lo` to `hi`, the slots left over dead.
+    fn rewrite(&mut self, lo: usize, hi: usize, seq: &[usize]) {
+        for slot in lo..=hi {
+            let c = seq.get(slot - lo).copied().unwrap_or(DEAD);
+            self.order[slot] = c;
+            if c != DEAD {
+                self.place[c] = slot;
+            }
         }
     }
 
     /// Merges the clusters of `a` and `b` if the clustering stays legal.
     fn join(&mut self, a: NodeId, b: NodeId) -> bool {
         let (ra, rb) = (self.groups.find(a.0 as usize), self.groups.find(b.0 as usize));
-        if ra == rb || self.through_another(ra, rb) || self.through_another(rb, ra) {
+        if ra == rb {
+            return false;
+        }
+        // A path runs only from the earlier-placed cluster to the later.
+        let (x, y) = if self.place[ra] < self.place[rb] { (ra, rb) } else { (rb, ra) };
+        if self.through_another(x, y) {
             return false;
         }
         let joined = self.members_of(&[ra, rb]);
@@ -142,6 +203,22 @@ impl<'a> Merging<'a> {
             return false;
         }
         self.absorb(a, b, Some(joined));
+        // The new order of the window from x to y: what x reaches there
+        // (`reached`) after the joined cluster, the rest before it (no
+        // cluster both reaches y and is reached from x: that was checked).
+        let (lo, hi) = (self.place[x], self.place[y]);
+        let r = self.groups.find(x);
+        self.step += 1;
+        let mut after = std::mem::take(&mut self.reached);
+        for &c in &after {
+            self.seen[c] = self.step;
+        }
+        after.sort_unstable_by_key(|&c| self.place[c]);
+        let mut seq: Vec<usize> = self.order[lo..=hi].iter().copied().filter(|&c| c != DEAD && c != x && c != y && self.seen[c] != self.step).collect();
+        seq.push(r);
+        seq.extend_from_slice(&after);
+        self.rewrite(lo, hi, &seq);
+        self.reached = after;
         true
     }
 
@@ -192,41 +269,62 @@ impl<'a> Merging<'a> {
                 return false;
             }
         }
-        // Acyclic: Kahn's algorithm over the clusters, the joined ones as one.
-        let n = self.members.len();
-        let mut rep: Vec<usize> = (0..n).collect();
+        // Acyclic: Kahn's algorithm over the clusters, the joined ones as
+        // one, in the window of `order` the block's clusters span (a cycle
+        // runs only through clusters placed between two of them); its
+        // order is the window's new one.
+        let lo = roots.iter().map(|r| self.place[*r]).min().unwrap_or(0);
+        let hi = roots.iter().map(|r| self.place[*r]).max().unwrap_or(0);
+        let mut group: std::collections::HashMap<usize, &[usize]> = std::collections::HashMap::new();
+        for (k, parts) in &made {
+            group.insert(roots[*k], parts);
+        }
         for (i, r) in roots.iter().enumerate() {
-            rep[*r] = roots[joins.find(i)];
+            self.rep[*r] = roots[joins.find(i)];
         }
-        let live: Vec<usize> = (0..n).filter(|&r| !self.members[r].is_empty()).collect();
-        let mut indeg = vec![0usize; n];
-        let mut out: Vec<Vec<usize>> = vec![vec![]; n];
-        for &r in &live {
-            for &s in &self.succ[r] {
-                let (x, y) = (rep[r], rep[s]);
-                if x != y {
-                    out[x].push(y);
-                    indeg[y] += 1;
+        let window: Vec<usize> = self.order[lo..=hi].iter().copied().filter(|&c| c != DEAD).collect();
+        for &c in &window {
+            self.indeg[c] = 0;
+        }
+        for &c in &window {
+            for &s in &self.succ[c] {
+                let (x, y) = (self.rep[c], self.rep[s]);
+                if self.place[s] <= hi && x != y {
+                    self.indeg[y] += 1;
                 }
             }
         }
-        let mut ready: Vec<usize> = live.iter().copied().filter(|&r| rep[r] == r && indeg[r] == 0).collect();
-        let mut done = 0;
-        while let Some(x) = ready.pop() {
-            done += 1;
-            for &y in &out[x] {
-                indeg[y] -= 1;
-                if indeg[y] == 0 {
-                    ready.push(y);
+        let mut ready: std::collections::VecDeque<usize> = window.iter().copied().filter(|&c| self.rep[c] == c && self.indeg[c] == 0).collect();
+        let mut seq = vec![];
+        while let Some(x) = ready.pop_front() {
+            seq.push(x);
+            let single = [x];
+            for &m in group.get(&x).copied().unwrap_or(&single) {
+                for &s in &self.succ[m] {
+                    let y = self.rep[s];
+                    if self.place[s] <= hi && y != x {
+                        self.indeg[y] -= 1;
+                        if self.indeg[y] == 0 {
+                            ready.push_back(y);
+                        }
+                    }
                 }
             }
         }
-        if done != live.iter().filter(|&&r| rep[r] == r).count() {
+        let acyclic = seq.len() == window.iter().filter(|&&c| self.rep[c] == c).count();
+        for r in &roots {
+            self.rep[*r] = *r;
+        }
+        if !acyclic {
             return false;
         }
         for (a, b) in block {
             self.absorb(*a, *b, None);
         }
+        for c in seq.iter_mut() {
+            *c = self.groups.find(*c);
+        }
+        self.rewrite(lo, hi, &seq);
         true
     }
 
@@ -247,18 +345,27 @@ impl<'a> Merging<'a> {
         relink(&mut self.pred, &mut self.succ, ra, rb, r);
     }
 
-    /// Whether some path from cluster `from` to cluster `to` passes
-    /// through a third cluster (joining them would make a cycle).
+    /// Whether some path from cluster `from` to cluster `to` (placed
+    /// after it) passes through a third cluster (joining them would make a
+    /// cycle). The search stays among the clusters placed before `to`;
+    /// those it reaches are left in `reached`.
     fn through_another(&mut self, from: usize, to: usize) -> bool {
         self.step += 1;
-        let mut stack: Vec<usize> = self.succ[from].iter().copied().filter(|&c| c != to).collect();
+        self.reached.clear();
+        let end = self.place[to];
+        let mut stack: Vec<usize> = self.succ[from].iter().copied().filter(|&c| c != to && self.place[c] < end).collect();
         while let Some(c) = stack.pop() {
-            if c == to {
-                return true;
-            }
             if self.seen[c] != self.step {
                 self.seen[c] = self.step;
-                stack.extend(self.succ[c].iter().copied());
+                self.reached.push(c);
+                for &d in &self.succ[c] {
+                    if d == to {
+                        return true;
+                    }
+                    if self.place[d] < end {
+                        stack.push(d);
+                    }
+                }
             }
         }
         false
