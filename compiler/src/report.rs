@@ -2,11 +2,12 @@
 //! fusible edge, whether it was fused and, if not, why; `--emit=dot` draws
 //! the dependency graph with clusters as boxes (papers/000 Fig. 1.1).
 
-use crate::cluster::{ClusterConfig, End, FusionMode};
+use crate::cluster::ilp::Model;
+use crate::cluster::{greedy, ClusterConfig, End, FusionMode};
 use afc_ir::cluster::Clustering;
 use afc_ir::graph::{DepGraph, EdgeKind, Reach};
 use afc_ir::labelled::{Function, NodeId};
-use afc_ir::lp::SolveStatus;
+use afc_ir::lp::{Lp, LpVar, Part, SolveStatus};
 use std::fmt::Write;
 
 /// Why a fusible edge is not fused.
@@ -28,6 +29,36 @@ enum Why {
     Cost { fused: f64, chosen: f64, proven: bool },
     /// The solve with the edge fused stopped at its limit with nothing.
     Unknown,
+    /// The edge's part of the model is too large to search by default:
+    /// the cost of the greedy clustering that merges the edge first, if
+    /// that merge is legal.
+    Unsearched { fused: Option<f64>, chosen: f64 },
+}
+
+/// The edge model split into its independent parts, with the chosen
+/// clustering's values: fixing an edge changes its own part only, so the
+/// question is asked of that part, the rest staying as chosen.
+struct Asked {
+    parts: Vec<Part>,
+    /// Each variable's part, and its index there.
+    at: Vec<(usize, usize)>,
+    values: Vec<f64>,
+    chosen: f64,
+}
+
+impl Asked {
+    fn new(f: &Function, g: &DepGraph, m: &Model, c: &Clustering) -> Asked {
+        let parts = m.lp.parts();
+        let mut at = vec![(0, 0); m.lp.vars.len()];
+        for (k, part) in parts.iter().enumerate() {
+            for (i, v) in part.vars.iter().enumerate() {
+                at[v.0] = (k, i);
+            }
+        }
+        let values = m.assignment(f, g, c);
+        let chosen = m.lp.value_of(&values);
+        Asked { parts, at, values, chosen }
+    }
 }
 
 /// `--emit=fusion-report` for one function body.
@@ -38,9 +69,9 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
     let name = |n: NodeId| format!("\"{}\"", f.node(n).name);
     let reach = g.reach().ok();
     // The edge model, built once: each unfused edge is asked about by
-    // fixing its variable.
+    // fixing its variable (in its part: `Asked`).
     let model = (cfg.mode != FusionMode::None && !g.is_empty()).then(|| crate::cluster::ilp::model(f, g, cfg.cost, false, false));
-    let chosen = model.as_ref().map(|m| m.lp.value_of(&m.assignment(f, g, c)));
+    let asked = model.as_ref().map(|m| Asked::new(f, g, m, c));
     for (a, b, e) in g.edges() {
         if !e.is_fusible() || a == b {
             continue;
@@ -60,11 +91,8 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
         } else if let Some(w) = reach.as_ref().filter(|r| r.preventing_path(a, b)).and_then(|r| preventing_edge(g, r, a, b)) {
             w
         } else {
-            match (&model, chosen) {
-                (Some(m), Some(chosen)) => match &reach {
-                    Some(reach) => with_edge_fused(g, reach, m, a, b, order, chosen, cfg),
-                    None => Why::Unknown,
-                },
+            match (&model, &asked) {
+                (Some(m), Some(asked)) => with_edge_fused(f, g, m, asked, a, b, order, cfg),
                 _ => Why::Unknown,
             }
         };
@@ -96,6 +124,16 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
                 format!("tie: the best clustering that fuses them costs {} as well ({}); the solver kept this one", fused, chosen)
             }
             Why::Unknown => "unknown: the solver stopped at its limit before finding a clustering that fuses them".to_string(),
+            Why::Unsearched { fused: Some(fused), chosen } => format!(
+                "not searched: their part of the model has over {} non-zeros (--ilp-nodes searches it); the greedy clustering that fuses them first costs {} against {}",
+                crate::cluster::SEARCH_NNZ,
+                fused,
+                chosen
+            ),
+            Why::Unsearched { fused: None, .. } => format!(
+                "not searched: their part of the model has over {} non-zeros (--ilp-nodes searches it), and greedy cannot fuse them on their own",
+                crate::cluster::SEARCH_NNZ
+            ),
         };
         let _ = writeln!(out, "  not fused {}: {}", edge, text);
     }
@@ -127,19 +165,31 @@ fn is_order_row(name: &str) -> bool {
     ["order_", "feeds_", "sib_order_", "whole_"].iter().any(|p| name.starts_with(p))
 }
 
-/// Solves the edge model with the edge `a -> b` fused (its variable 0),
-/// part by part as a clustering solve; if that has no solution,
+/// Solves the edge's part of the edge model with the edge `a -> b` fused
+/// (its variable 0), as a clustering solve; if that has no solution,
 /// again without the order rows, to tell an order conflict from a
-/// structural one.
+/// structural one. The edge model states every rule, so no lazy rows are
+/// looked for. A part too large to search by default is not solved: the
+/// greedy rule merges the edge first instead.
 #[allow(clippy::too_many_arguments)]
-fn with_edge_fused(g: &DepGraph, reach: &Reach, m: &crate::cluster::ilp::Model, a: NodeId, b: NodeId, order: u32, chosen: f64, cfg: &ClusterConfig) -> Why {
+fn with_edge_fused(f: &Function, g: &DepGraph, m: &Model, asked: &Asked, a: NodeId, b: NodeId, order: u32, cfg: &ClusterConfig) -> Why {
     let Some(x) = m.fused_edges.get(&(a, b)) else { return Why::Unknown };
     if m.order_apart.contains(&(a, b)) {
         return Why::Order { order };
     }
-    let mut lp = m.lp.clone();
-    lp.row(format!("report_fuse_{}_{}", a.0, b.0), vec![(*x, 1.0)], 0.0, 0.0);
-    let solve = |lp: &mut afc_ir::lp::Lp| crate::cluster::solve_rounds(cfg, None, lp, &mut None, None, |v| m.cuts(g, reach, v), |_| None);
+    let (k, local) = asked.at[x.0];
+    let part = &asked.parts[k];
+    if cfg.nodes.is_none() && crate::cluster::nnz(&part.lp) > crate::cluster::SEARCH_NNZ {
+        let c = greedy::guided(f, g, std::iter::once((a, b)).chain(greedy::candidates(f, g)));
+        let of = c.cluster_of();
+        let fused = (of[&a] == of[&b]).then(|| m.lp.value_of(&m.assignment(f, g, &c)));
+        return Why::Unsearched { fused, chosen: asked.chosen };
+    }
+    // The other parts cost what they cost in the chosen clustering.
+    let rest = asked.chosen - part.lp.value_of(&part.restrict(&asked.values));
+    let mut lp = part.lp.clone();
+    lp.row(format!("report_fuse_{}_{}", a.0, b.0), vec![(LpVar(local), 1.0)], 0.0, 0.0);
+    let solve = |lp: &mut Lp| crate::cluster::solve_rounds(cfg, None, lp, &mut None, None, |_| vec![], |_| None);
     let fused = solve(&mut lp);
     match fused.end {
         End::Infeasible => {
@@ -152,7 +202,7 @@ fn with_edge_fused(g: &DepGraph, reach: &Reach, m: &crate::cluster::ilp::Model, 
         }
         End::Legal => {
             let sol = &fused.solved.solution;
-            Why::Cost { fused: sol.objective, chosen, proven: sol.status == SolveStatus::Optimal }
+            Why::Cost { fused: rest + sol.objective, chosen: asked.chosen, proven: sol.status == SolveStatus::Optimal }
         }
         _ => Why::Unknown,
     }

@@ -152,11 +152,10 @@ impl<'a> Merging<'a> {
         for (i, &a) in order.iter().enumerate() {
             place[a] = i;
         }
-        for a in 0..n {
-            if place[a] == usize::MAX {
-                place[a] = order.len();
-                order.push(a);
-            }
+        let unplaced: Vec<usize> = (0..n).filter(|&a| place[a] == usize::MAX).collect();
+        for a in unplaced {
+            place[a] = order.len();
+            order.push(a);
         }
         Merging {
             joins: Joins::new(f, g),

@@ -479,7 +479,10 @@ fn cycle_cuts(g: &DepGraph, comp: &[usize], chains: &Chains, fused_edges: &Index
 
 /// Builds the ILP of one function: the constraints of what may fuse, and
 /// the objective of the cost model (cost.rs).
-/// With `lazy` (`--ilp-model=lazy`) no node has position rows yet.
+/// With `lazy` (`--ilp-model=lazy`) no node has position rows yet. With
+/// `sized` (the default limits, under which a model past `RELAX_NNZ` is
+/// neither relaxed nor searched whole) only the parts within `RELAX_NNZ`
+/// get separation rows.
 pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: bool) -> Model {
     let mut lp = Lp::default();
     lp.comments.push(format!("clustering ILP of fn {} (edge-local model, docs/ilp.md)", f.name));
