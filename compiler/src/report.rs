@@ -120,6 +120,10 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
             Why::Cost { fused, chosen, .. } if cfg.mode == FusionMode::Greedy => {
                 format!("greedy: the greedy clustering did not fuse them; the best clustering that does costs {} against {}", fused, chosen)
             }
+            Why::Cost { fused, chosen, .. } if fused < chosen - 0.5 => format!(
+                "cost: a clustering that fuses them costs {} against {}: the solver stopped at its node limit before it (--ilp-nodes searches further)",
+                fused, chosen
+            ),
             Why::Cost { fused, chosen, .. } => {
                 format!("tie: the best clustering that fuses them costs {} as well ({}); the solver kept this one", fused, chosen)
             }

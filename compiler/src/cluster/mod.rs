@@ -165,8 +165,8 @@ pub const SEARCH_NNZ: usize = 8_000;
 /// non-zeros without its separation rows (`Model::base`: what the rest of
 /// the model costs does not depend on how many chains were pruned): it
 /// guides the warm start's rounding and bounds the parts not searched.
-/// Above, the relaxation with its root cuts takes seconds (about 2,500
-/// combinators of `make bench-ilp`'s generator: 3.4-4.9 s) and the warm
+/// Above, the relaxation takes seconds (about 2,500 combinators of
+/// `make bench-ilp`'s generator: 3.4-5 s for one solve) and the warm
 /// start is greedy's, with no bound; the separation rows are then built
 /// only for the parts no larger than this (docs/ilp.md, "Large graphs").
 pub const RELAX_NNZ: usize = 180_000;
