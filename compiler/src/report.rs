@@ -96,6 +96,8 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
                 _ => Why::Unknown,
             }
         };
+        // Costs are sums of integer weights, a solver's values not quite.
+        let num = crate::cluster::objective_text;
         let text = match why {
             Why::Unfused => "--fusion=none: every combinator is a loop of its own".to_string(),
             Why::PreventingPath { from, to, reason } => format!(
@@ -114,25 +116,26 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
             Why::Cost { fused, chosen, proven } if fused > chosen + 0.5 => format!(
                 "cost: the {}clustering that fuses them costs {} against {} (the cost model prefers them apart)",
                 if proven { "best " } else { "best found " },
-                fused,
-                chosen
+                num(fused),
+                num(chosen)
             ),
             Why::Cost { fused, chosen, .. } if cfg.mode == FusionMode::Greedy => {
-                format!("greedy: the greedy clustering did not fuse them; the best clustering that does costs {} against {}", fused, chosen)
+                format!("greedy: the greedy clustering did not fuse them; the best clustering that does costs {} against {}", num(fused), num(chosen))
             }
             Why::Cost { fused, chosen, .. } if fused < chosen - 0.5 => format!(
                 "cost: a clustering that fuses them costs {} against {}: the solver stopped at its node limit before it (--ilp-nodes searches further)",
-                fused, chosen
+                num(fused),
+                num(chosen)
             ),
             Why::Cost { fused, chosen, .. } => {
-                format!("tie: the best clustering that fuses them costs {} as well ({}); the solver kept this one", fused, chosen)
+                format!("tie: the best clustering that fuses them costs {} as well ({}); the solver kept this one", num(fused), num(chosen))
             }
             Why::Unknown => "unknown: the solver stopped at its limit before finding a clustering that fuses them".to_string(),
             Why::Unsearched { fused: Some(fused), chosen } => format!(
                 "not searched: their part of the model has over {} non-zeros (--ilp-nodes searches it); the greedy clustering that fuses them first costs {} against {}",
                 crate::cluster::SEARCH_NNZ,
-                fused,
-                chosen
+                num(fused),
+                num(chosen)
             ),
             Why::Unsearched { fused: None, .. } => format!(
                 "not searched: their part of the model has over {} non-zeros (--ilp-nodes searches it), and greedy cannot fuse them on their own",

@@ -174,7 +174,7 @@ pub const RELAX_NNZ: usize = 180_000;
 /// An objective as `-v` prints it: every cost model's weights are
 /// integers, so a solver's value is one but for the rounding of its
 /// continuous variables (HiGHS: 1354149.9999988356 for 1354150).
-fn objective_text(x: f64) -> String {
+pub fn objective_text(x: f64) -> String {
     if (x - x.round()).abs() < 1e-3 {
         format!("{}", x.round())
     } else {
