@@ -44,6 +44,8 @@ struct Asked {
     at: Vec<(usize, usize)>,
     values: Vec<f64>,
     chosen: f64,
+    /// Greedy's links in its order, for the parts too large to search.
+    candidates: Vec<(NodeId, NodeId)>,
 }
 
 impl Asked {
@@ -57,7 +59,7 @@ impl Asked {
         }
         let values = m.assignment(f, g, c);
         let chosen = m.lp.value_of(&values);
-        Asked { parts, at, values, chosen }
+        Asked { parts, at, values, chosen, candidates: greedy::candidates(f, g) }
     }
 }
 
@@ -187,7 +189,7 @@ fn with_edge_fused(f: &Function, g: &DepGraph, m: &Model, asked: &Asked, a: Node
     let (k, local) = asked.at[x.0];
     let part = &asked.parts[k];
     if cfg.nodes.is_none() && crate::cluster::nnz(&part.lp) > crate::cluster::SEARCH_NNZ {
-        let c = greedy::guided(f, g, std::iter::once((a, b)).chain(greedy::candidates(f, g)));
+        let c = greedy::guided(f, g, std::iter::once((a, b)).chain(asked.candidates.iter().copied()));
         let of = c.cluster_of();
         let fused = (of[&a] == of[&b]).then(|| m.lp.value_of(&m.assignment(f, g, &c)));
         return Why::Unsearched { fused, chosen: asked.chosen };

@@ -228,6 +228,18 @@ impl Lp {
         b.is_finite() && self.value_of(sol) < b + 0.5
     }
 
+    /// Each variable's part (`parts`), as a representative variable: the
+    /// parts without the copies.
+    pub fn part_roots(&self) -> Vec<usize> {
+        let mut u = petgraph::unionfind::UnionFind::<usize>::new(self.vars.len());
+        for r in &self.rows {
+            for w in r.terms.windows(2) {
+                u.union(w[0].0 .0, w[1].0 .0);
+            }
+        }
+        (0..self.vars.len()).map(|i| u.find(i)).collect()
+    }
+
     /// The independent parts of the program: the connected components of
     /// its variables, two variables joined when a row has both. No row
     /// spans two parts, so a point is feasible exactly when each part's
@@ -236,18 +248,13 @@ impl Lp {
     /// come in order of their first variable; a variable in no row is a
     /// part of its own.
     pub fn parts(&self) -> Vec<Part> {
-        let mut u = petgraph::unionfind::UnionFind::<usize>::new(self.vars.len());
-        for r in &self.rows {
-            for w in r.terms.windows(2) {
-                u.union(w[0].0 .0, w[1].0 .0);
-            }
-        }
+        let root = self.part_roots();
         let mut index: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
         let mut parts: Vec<Part> = vec![];
         // Where each variable went: (part, its index there).
         let mut at = Vec::with_capacity(self.vars.len());
         for (i, v) in self.vars.iter().enumerate() {
-            let k = *index.entry(u.find(i)).or_insert_with(|| {
+            let k = *index.entry(root[i]).or_insert_with(|| {
                 parts.push(Part { lp: Lp::default(), vars: vec![] });
                 parts.len() - 1
             });

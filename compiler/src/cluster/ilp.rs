@@ -813,24 +813,19 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
 /// Per node: whether the part of the model its links are in (variables
 /// joined by rows) is no larger than `RELAX_NNZ` without separation rows.
 fn small_parts(g: &DepGraph, lp: &Lp, fused_edges: &IndexMap<(NodeId, NodeId), LpVar>, fused_siblings: &IndexMap<(NodeId, NodeId), LpVar>) -> Vec<bool> {
-    let mut u = Groups::new(lp.vars.len());
-    for r in &lp.rows {
-        for w in r.terms.windows(2) {
-            u.union(w[0].0 .0, w[1].0 .0);
-        }
-    }
+    let root = lp.part_roots();
     let mut size = vec![0usize; lp.vars.len()];
-    for x in 0..lp.vars.len() {
-        size[u.find(x)] += 1;
+    for &r in &root {
+        size[r] += 1;
     }
     for r in &lp.rows {
         if let Some((x, _)) = r.terms.first() {
-            size[u.find(x.0)] += r.terms.len();
+            size[root[x.0]] += r.terms.len();
         }
     }
     let mut small = vec![true; g.len()];
     for ((a, b), x) in fused_edges.iter().chain(fused_siblings.iter()) {
-        if size[u.find(x.0)] > super::RELAX_NNZ {
+        if size[root[x.0]] > super::RELAX_NNZ {
             small[a.0 as usize] = false;
             small[b.0 as usize] = false;
         }
