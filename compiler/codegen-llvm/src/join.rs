@@ -121,10 +121,8 @@ pub fn join(parts: &[Vec<u8>], local: &[String]) -> Result<Vec<u8>, String> {
                         (sym.scope(), SymbolFlags::Elf { st_info, st_other })
                     };
                     let id = out.add_symbol(Symbol { name: name.clone(), value: sym.address() + at, size: sym.size(), kind: sym.kind(), scope, weak: sym.is_weak(), section: SymbolSection::Section(id), flags });
-                    if sym.is_global() || make_local {
-                        if defined.insert(name.clone(), id).is_some() {
-                            return Err(format!("symbol {} is defined in two parts", String::from_utf8_lossy(&name)));
-                        }
+                    if (sym.is_global() || make_local) && defined.insert(name.clone(), id).is_some() {
+                        return Err(format!("symbol {} is defined in two parts", String::from_utf8_lossy(&name)));
                     }
                     symbols[p].insert(sym.index().0, (id, 0));
                 }
