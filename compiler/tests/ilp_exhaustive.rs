@@ -246,23 +246,63 @@ fn rounded_warm_starts_are_legal_and_no_dearer_than_greedy() {
     assert!(count < 20 || rounded > 0, "rounding never beat greedy: it is not exercised");
 }
 
+/// A model past the root cuts' size is not relaxed under its own weights:
+/// its rounding is guided by the relaxation weighed by the arrays written
+/// (docs/ilp.md, "Rounding"), a point that bounds nothing, so the warm
+/// start carries no relaxation (the parts not searched get no bound); the
+/// rounding is legal, no dearer than greedy, and beats it on some programs.
+#[test]
+fn a_model_past_the_root_cuts_size_is_rounded_by_the_arrays_written() {
+    let (seed, count) = sized(6);
+    let mut rng = Rng(0xA77A75 ^ seed);
+    let (mut large, mut rounded) = (0, 0);
+    for _ in 0..count {
+        let n = 600 + rng.below(300);
+        let src = random_program(&mut rng, n);
+        let stages = compile(&src, FusionMode::Ilp);
+        let fs = &stages.functions[0];
+        let (f, g) = (&fs.labelled, &fs.graph);
+        let cfg = common::options(FusionMode::Ilp).cluster;
+        // The size as built: root cuts add rows to the model they solve.
+        let built = afc::cluster::ilp::model(f, g, CostModel::Traffic, false, true);
+        if afc::cluster::separate::cuts_apply(g, &built.lp) || !built.relax {
+            continue;
+        }
+        let (m, relaxation) = afc::cluster::ilp::solved_model(f, g, &cfg);
+        large += 1;
+        assert!(relaxation.is_none(), "a model past the root cuts' size was relaxed under its own weights\n{}", src);
+        let w = afc::cluster::ilp::warm_start(f, g, &cfg, &m, None);
+        assert!(w.relaxation.is_none(), "the arrays' relaxation was taken for a bound\n{}", src);
+        verify(f, g, &w.clustering).unwrap_or_else(|e| panic!("{}\n{}", e, src));
+        m.lp.feasible(&w.values).unwrap_or_else(|e| panic!("{}\n{}", e, src));
+        let greedy = m.lp.value_of(&m.assignment(f, g, &afc::cluster::greedy::cluster(f, g)));
+        assert!(m.lp.value_of(&w.values) <= greedy + 1e-6, "{}\n{}", w.note, src);
+        rounded += w.note.contains("rounded") as usize;
+    }
+    assert!(count < 4 || large > 0, "no model past the root cuts' size: the rule is not exercised");
+    assert!(count < 4 || rounded > 0, "the arrays' relaxation never beat greedy: it is not exercised");
+}
+
 /// A model too large to relax (`RELAX_NNZ`, without its separation rows)
 /// builds the separation rows of its small parts only: a large part's
 /// would be carried and never used (docs/ilp.md, "Large graphs"). Without
 /// the size rule (an explicit node limit) every part has them.
 #[test]
 fn separation_rows_only_where_a_part_is_relaxed_or_searched() {
-    // A small part on ys and a large one on xs, each with a pair that a
+    // A small part on ys, a middling one on zs (past the root cuts' size,
+    // within RELAX_NNZ) and a large one on xs, each with a pair that a
     // fold separates (`a` and `c`) joined by a chain of links (a → m, then
     // m and c share their read of the parameter).
-    let mut src = String::from("export fn two(xs: [f64], ys: [f64]) -> ([f64], [f64], [f64], [f64]) {\n");
+    let mut src = String::from("export fn three(xs: [f64], ys: [f64], zs: [f64]) -> ([f64], [f64], [f64], [f64], [f64], [f64]) {\n");
     src += "  let ya = map(|y| y + 1.0, ys);\n  let yt = fold((+), 0.0, ya);\n  let ym = map(|a, y| a + y, ya, ys);\n  let yc = map(|y| y * yt, ys);\n";
-    src += "  let x0 = map(|x| x + 1.0, xs);\n";
-    for i in 1..1200 {
-        src += &format!("  let x{} = map(|a, x| a * 0.5 + x, x{}, xs);\n", i, i - 1);
+    for (v, p, n) in [("x", "xs", 1200), ("z", "zs", 250)] {
+        src += &format!("  let {}0 = map(|x| x + 1.0, {});\n", v, p);
+        for i in 1..n {
+            src += &format!("  let {v}{} = map(|a, x| a * 0.5 + x, {v}{}, {p});\n", i, i - 1);
+        }
+        src += &format!("  let {v}t = fold((+), 0.0, {v}10);\n  let {v}c = map(|x| x * {v}t, {p});\n");
     }
-    src += "  let xt = fold((+), 0.0, x10);\n  let xc = map(|x| x * xt, xs);\n";
-    src += "  (ym, yc, x1199, xc)\n}\n";
+    src += "  (ym, yc, x1199, xc, z249, zc)\n}\n";
     let stages = compile(&src, FusionMode::None);
     let fs = &stages.functions[0];
     let (f, g) = (&fs.labelled, &fs.graph);
@@ -286,7 +326,13 @@ fn separation_rows_only_where_a_part_is_relaxed_or_searched() {
     let complete = afc::cluster::ilp::model(f, g, CostModel::Traffic, false, false);
     let rows = chains(&complete);
     assert!(rows.contains(&("ya".into(), "yc".into())), "{:?}", rows);
-    assert!(rows.iter().any(|(a, c)| !small(a) && !small(c)), "{:?}", rows);
+    assert!(rows.iter().any(|(a, c)| a.starts_with('x') && c.starts_with('x')), "{:?}", rows);
+    assert!(rows.iter().any(|(a, c)| a.starts_with('z') && c.starts_with('z')), "{:?}", rows);
+    // The middling part is past the root cuts' size without its rows.
+    let parts = sized.lp.parts();
+    let z = g.nodes().find(|n| f.node(*n).name == "z5").unwrap();
+    let of_z = parts.iter().find(|p| p.vars.contains(&sized.pi[z.0 as usize])).unwrap();
+    assert!(afc::cluster::nnz(&of_z.lp) > afc::cluster::separate::MAX_NNZ, "{}", afc::cluster::nnz(&of_z.lp));
     // Everything else is the same model.
     assert_eq!(sized.base, complete.base);
     assert_eq!(sized.lp.vars.len(), complete.lp.vars.len());

@@ -144,6 +144,9 @@ pub trait Solver: std::fmt::Debug {
 /// A linear relaxation solved again and again as rows are added.
 pub trait Relaxation {
     fn add_rows(&mut self, rows: &[Row]);
+    /// Minimises `objective` instead of the program's own from the next
+    /// solve on (the same rows under other weights).
+    fn reweigh(&mut self, objective: &[(LpVar, f64)]);
     /// An optimal point, or None (infeasible, or stopped by the time limit).
     fn solve(&mut self, seconds: f64) -> Option<Vec<f64>>;
 }
@@ -158,6 +161,9 @@ pub struct Resolve<'a> {
 impl Relaxation for Resolve<'_> {
     fn add_rows(&mut self, rows: &[Row]) {
         self.lp.rows.extend_from_slice(rows);
+    }
+    fn reweigh(&mut self, objective: &[(LpVar, f64)]) {
+        self.lp.objective = objective.to_vec();
     }
     fn solve(&mut self, seconds: f64) -> Option<Vec<f64>> {
         let sol = self.solver.solve(&self.lp, Limits { nodes: 0, seconds, start: None, heuristics: false, progress: None });

@@ -122,6 +122,13 @@ impl Model {
         v
     }
 
+    /// The objective of the arrays cost model over this model's variables:
+    /// one per array written. Its relaxation guides the rounding of a
+    /// model too large for root cuts (`warm_start`).
+    pub fn arrays_written(&self) -> Vec<(LpVar, f64)> {
+        self.manifest.values().map(|m| (*m, 1.0)).collect()
+    }
+
     /// The lazy rows a solution violates (docs/ilp.md, "Lazy positions"): the
     /// model leaves out that clusters are convex and run in an acyclic
     /// order; a solution's clusters (the components of its fused links)
@@ -811,7 +818,9 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
 }
 
 /// Per node: whether the part of the model its links are in (variables
-/// joined by rows) is no larger than `RELAX_NNZ` without separation rows.
+/// joined by rows) is no larger than the root cuts' `MAX_NNZ` without
+/// separation rows: only such a part of a model too large to relax whole
+/// is searched (`SEARCH_NNZ` is smaller) or relaxed alone for its bound.
 fn small_parts(g: &DepGraph, lp: &Lp, fused_edges: &IndexMap<(NodeId, NodeId), LpVar>, fused_siblings: &IndexMap<(NodeId, NodeId), LpVar>) -> Vec<bool> {
     let root = lp.part_roots();
     let mut size = vec![0usize; lp.vars.len()];
@@ -825,7 +834,7 @@ fn small_parts(g: &DepGraph, lp: &Lp, fused_edges: &IndexMap<(NodeId, NodeId), L
     }
     let mut small = vec![true; g.len()];
     for ((a, b), x) in fused_edges.iter().chain(fused_siblings.iter()) {
-        if size[root[x.0]] > super::RELAX_NNZ {
+        if size[root[x.0]] > super::separate::MAX_NNZ {
             small[a.0 as usize] = false;
             small[b.0 as usize] = false;
         }
@@ -931,9 +940,11 @@ fn parts_of(g: &DepGraph) -> (Vec<usize>, std::collections::HashMap<usize, usize
 /// the greedy rule guided by a linear relaxation when that is cheaper.
 /// A relaxation's values say which links the optimum is likely to fuse;
 /// taking the links in increasing order of `x` (the most fused first)
-/// lets the greedy rule build around them. Two relaxations guide, the
-/// model's with position rows and without (the lazy form): neither's
-/// rounding is the better one on every program. Every candidate is a
+/// lets the greedy rule build around them. Two relaxations guide a model
+/// the solver searches, the model's with position rows and without (the
+/// lazy form): neither's rounding is the better one on every program. A
+/// model past the root cuts' size is guided by its rows weighed by the
+/// arrays written alone, whose point bounds nothing. Every candidate is a
 /// legal clustering; ties keep the earlier, so the choice is the same on
 /// every machine.
 pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, relaxation: Option<Vec<f64>>) -> super::WarmStart {
@@ -961,15 +972,28 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
         Some(o) => vec![o, m],
         None => vec![m],
     };
+    // A model too large for root cuts is not relaxed under its own
+    // weights: that solve was the slowest step of its clustering (2 s of
+    // 2.9 at 2,000 combinators) and bounded nothing the search used. Its
+    // rows weighed by the arrays written alone (`--cost=arrays`) solve four
+    // to five times faster, and their rounding was as cheap or cheaper on
+    // most programs of 400-2,500 combinators (docs/ilp.md, "Rounding").
+    let own_weights = relaxation.is_some() || super::separate::cuts_apply(g, &m.lp);
     for guide in guides {
         // The model's own relaxation is the root cuts' last (solved_model).
         let solved = match &relaxation {
             Some(r) if std::ptr::eq(guide, m) => Some(r.clone()),
+            _ if std::ptr::eq(guide, m) && !own_weights => {
+                let mut arrays = cfg.solver.relaxation(&m.lp);
+                arrays.reweigh(&m.arrays_written());
+                arrays.solve(cfg.time_limit)
+            }
             _ => cfg.solver.relaxation(&guide.lp).solve(cfg.time_limit),
         };
         let Some(point) = solved else { continue };
         let mut links: Vec<((NodeId, NodeId), f64)> = guide.fused_edges.iter().chain(guide.fused_siblings.iter()).map(|(k, x)| (*k, point[x.0])).collect();
-        if std::ptr::eq(guide, m) {
+        // Only the model's own optimum bounds its objective.
+        if std::ptr::eq(guide, m) && own_weights {
             best.relaxation = Some(point);
         }
         // A stable sort: equal values keep greedy's order (edges, then siblings).

@@ -164,11 +164,12 @@ pub const SEARCH_NNZ: usize = 8_000;
 /// The largest model whose linear relaxation is solved by default, in
 /// non-zeros without its separation rows (`Model::base`: what the rest of
 /// the model costs does not depend on how many chains were pruned): it
-/// guides the warm start's rounding and bounds the parts not searched.
-/// Above, the relaxation takes seconds (about 2,500 combinators of
-/// `make bench-ilp`'s generator: 3.4-5 s for one solve) and the warm
-/// start is greedy's, with no bound; the separation rows are then built
-/// only for the parts no larger than this (docs/ilp.md, "Large graphs").
+/// guides the warm start's rounding (past the root cuts' size, weighed by
+/// the arrays written: `ilp::warm_start`). At this size (about 2,500
+/// combinators of `make bench-ilp`'s generator) the clustering takes
+/// 1.3-1.4 s; above, the warm start is greedy's, with no bound, and the
+/// separation rows are built only for the parts within the root cuts'
+/// size (docs/ilp.md, "Large graphs").
 pub const RELAX_NNZ: usize = 180_000;
 
 /// An objective as `-v` prints it: every cost model's weights are
@@ -538,13 +539,14 @@ fn stop_reason(cfg: &ClusterConfig, solved: &Solved) -> String {
 /// A part too large to search (`default_nodes`): no solution, and the
 /// linear relaxation's optimum as the bound on the part's objective (the
 /// whole model's relaxed optimum restricted to the part is the part's:
-/// no row joins parts). Where the whole was not relaxed, a part is
-/// relaxed alone when it is within `RELAX_NNZ` with its separation rows
-/// (a part past it without them has none, `ilp::small_parts`).
+/// no row joins parts). Where the whole was not relaxed (a model past
+/// the root cuts' size, `separate::cuts_apply`), a part is relaxed alone
+/// when it is within that size too; a larger one has no bound, as its
+/// relaxation would cost as much as the whole's that was saved.
 fn unsearched(solver: &dyn Solver, part: &afc_ir::lp::Part, relaxation: Option<&[f64]>, seconds: f64) -> Solution {
     let bound = match relaxation {
         Some(r) => part.lp.value_of(&part.restrict(r)),
-        None if nnz(&part.lp) > RELAX_NNZ => f64::NEG_INFINITY,
+        None if nnz(&part.lp) > separate::MAX_NNZ => f64::NEG_INFINITY,
         None => {
             let r = solver.solve(&part.lp.relaxed(), Limits { nodes: 0, seconds, start: None, heuristics: false, progress: None });
             if r.status == SolveStatus::None {

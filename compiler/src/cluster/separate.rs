@@ -29,19 +29,18 @@ const PAIRS: usize = 4096;
 /// "solve the relaxation, add the rows it breaks", each solve starting
 /// from the last one's basis where the solver can. Returns the last
 /// relaxation's optimum (None if none was solved): a lower bound on the
-/// model's, and the warm start's guide. Deterministic: the solver runs on
-/// one thread and ties among chains are broken by node number.
+/// model's, and the warm start's guide. A model past `MAX_NODES` or
+/// `MAX_NNZ` is not relaxed at all (`cuts_apply`). Deterministic: the
+/// solver runs on one thread and ties among chains are broken by node
+/// number.
 pub fn strengthen(g: &DepGraph, reach: &Reach, m: &mut Model, solver: &dyn Solver, seconds: f64) -> Option<Vec<f64>> {
+    if !cuts_apply(g, &m.lp) {
+        return None;
+    }
     let clock = std::time::Instant::now();
     let mut relaxation = solver.relaxation(&m.lp);
     let left = |clock: &std::time::Instant| seconds - clock.elapsed().as_secs_f64();
     let mut point = relaxation.solve(left(&clock))?;
-    // Past MAX_NODES the distances cost n²; past MAX_NNZ a round costs
-    // as much as the first solve (0.5 s at 400 combinators) for a bound
-    // and a rounding no better.
-    if g.len() > MAX_NODES || super::nnz(&m.lp) > MAX_NNZ {
-        return Some(point);
-    }
     let mut seen = HashSet::new();
     for _ in 0..ROUNDS {
         let mut fresh = vec![];
@@ -64,6 +63,15 @@ pub fn strengthen(g: &DepGraph, reach: &Reach, m: &mut Model, solver: &dyn Solve
         }
     }
     Some(point)
+}
+
+/// Whether a model gets root cuts. Past `MAX_NODES` the distances cost
+/// n²; past `MAX_NNZ` a round costs as much as the first solve (0.5 s at
+/// 400 combinators) for a bound and a rounding no better, and the first
+/// solve itself is the slowest step of a clustering (2 s at 2,000
+/// combinators) that another relaxation guides better (`ilp::warm_start`).
+pub fn cuts_apply(g: &DepGraph, lp: &afc_ir::lp::Lp) -> bool {
+    g.len() <= MAX_NODES && super::nnz(lp) <= MAX_NNZ
 }
 
 /// The rows a point of the relaxation breaks, each held by every legal
