@@ -488,8 +488,8 @@ fn cycle_cuts(g: &DepGraph, comp: &[usize], chains: &Chains, fused_edges: &Index
 /// the objective of the cost model (cost.rs).
 /// With `lazy` (`--ilp-model=lazy`) no node has position rows yet. With
 /// `sized` (the default limits, under which a model past `RELAX_NNZ` is
-/// neither relaxed nor searched whole) only the parts within `RELAX_NNZ`
-/// get separation rows.
+/// neither relaxed nor searched whole) only the parts within the root
+/// cuts' `MAX_NNZ` get separation rows.
 pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: bool) -> Model {
     let mut lp = Lp::default();
     lp.comments.push(format!("clustering ILP of fn {} (edge-local model, docs/ilp.md)", f.name));
@@ -635,10 +635,14 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
             }
         }
         for k in dom.iter().filter(|k| **k >= 2) {
-            let outs: Vec<LpVar> = fused_edges
+            // a's own fusible edges (`leaving`, in `fused_edges` order),
+            // not a scan of every edge per node and label: quadratic in a
+            // graph of many gathers.
+            let outs: Vec<LpVar> = leaving[a.0 as usize]
                 .iter()
-                .filter(|((p, c), x)| *p == a && lp.vars[x.0].lo == 0.0 && orders.reads(f, g, g.edge(*p, *c).unwrap().vars[0], *c).contains(k))
-                .map(|(_, x)| *x)
+                .map(|&(c, i)| (NodeId(c as u32), fused_edges[i]))
+                .filter(|(c, x)| lp.vars[x.0].lo == 0.0 && orders.reads(f, g, g.edge(a, *c).unwrap().vars[0], *c).contains(k))
+                .map(|(_, x)| x)
                 .collect();
             let is = orders.is(a, *k);
             let mut terms: Vec<(LpVar, f64)> = is.terms.iter().map(|w| (*w, 1.0)).collect();
@@ -808,7 +812,10 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     ));
     // Separation rows: for every part when the model is relaxed (or
     // `sized` is off), otherwise for the parts small enough to be relaxed
-    // or searched alone; a larger part's would only be carried.
+    // or searched alone; a larger part's would only be carried. (The
+    // arrays' relaxation that guides a relaxed model's rounding leans on
+    // them: without them its rounding was 0.5 % dearer on average over
+    // 52 programs of 300-2,500 combinators, for a fifth of the time.)
     let base = super::nnz(&lp);
     let relax = base <= super::RELAX_NNZ;
     let within = (sized && !relax).then(|| small_parts(g, &lp, &fused_edges, &fused_siblings));
