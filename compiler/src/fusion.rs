@@ -68,8 +68,19 @@ impl Ctx<'_> {
 /// (also through a chain of labels: a generate at a transpose's positions,
 /// the transpose at a gather's); ties by node id (source order).
 fn schedule(g: &DepGraph, members: &[NodeId], ord: &[u32], label_of: &std::collections::HashMap<u32, NodeId>) -> Vec<NodeId> {
-    let set: IndexSet<NodeId> = members.iter().copied().collect();
-    let mut deps: Vec<(NodeId, NodeId)> = g.edges().filter(|(a, b, _)| set.contains(a) && set.contains(b)).map(|(a, b, _)| (a, b)).collect();
+    use petgraph::visit::EdgeRef;
+    // Members' own edges, not every edge of the graph per cluster: that
+    // was a tenth of a 10,000-combinator compile.
+    let at: HashMap<NodeId, usize> = members.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let mut deps: Vec<(NodeId, NodeId)> = vec![];
+    for &a in members {
+        for e in g.graph.edges(DepGraph::idx(a)) {
+            let b = g.graph[e.target()];
+            if at.contains_key(&b) {
+                deps.push((a, b));
+            }
+        }
+    }
     for n in members {
         // A node at a label runs where that label's gather (or transpose)
         // reads, which may itself run at another label: it needs the index
@@ -78,28 +89,40 @@ fn schedule(g: &DepGraph, members: &[NodeId], ord: &[u32], label_of: &std::colle
         let mut seen = vec![];
         while o >= 2 && !seen.contains(&o) {
             seen.push(o);
-            let at = label_of[&o];
-            for (a, b, e) in g.edges() {
+            let gather = label_of[&o];
+            for e in g.graph.edges_directed(DepGraph::idx(gather), petgraph::Direction::Incoming) {
+                let a = g.graph[e.source()];
                 // The producer of the gather's index array (streamed, not its source).
-                if b == at && set.contains(&a) && matches!(e.kind, afc_ir::graph::EdgeKind::Fusible { order: 0 }) && a != *n {
+                if at.contains_key(&a) && matches!(e.weight().kind, afc_ir::graph::EdgeKind::Fusible { order: 0 }) && a != *n {
                     deps.push((a, *n));
                 }
             }
-            o = ord[at.0 as usize];
+            o = ord[gather.0 as usize];
         }
     }
-    let mut out = vec![];
-    let mut left: Vec<NodeId> = members.to_vec();
-    left.sort();
     // Kahn's order, the smallest ready node first (stable output). The
-    // clustering was checked acyclic, so no node being ready is a bug.
-    while !left.is_empty() {
-        let Some(i) = left.iter().position(|n| !deps.iter().any(|(a, b)| b == n && left.contains(a))) else {
-            let ids: Vec<String> = left.iter().map(|n| format!("node {}", n.0)).collect();
-            let edges: Vec<String> = deps.iter().map(|(a, b)| format!("{} -> {}", a.0, b.0)).collect();
-            afc_ir::ice::fail("fusion-tree", "the members of a cluster depend on each other cyclically", &format!("members left: {}\nedges: {}", ids.join(", "), edges.join(", ")))
-        };
-        out.push(left.remove(i));
+    // clustering was checked acyclic, so a node never ready is a bug.
+    let mut waits = vec![0usize; members.len()];
+    let mut unblocks: Vec<Vec<usize>> = vec![vec![]; members.len()];
+    for (a, b) in &deps {
+        waits[at[b]] += 1;
+        unblocks[at[a]].push(at[b]);
+    }
+    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<NodeId>> = members.iter().filter(|n| waits[at[*n]] == 0).map(|n| std::cmp::Reverse(*n)).collect();
+    let mut out = Vec::with_capacity(members.len());
+    while let Some(std::cmp::Reverse(n)) = ready.pop() {
+        out.push(n);
+        for &m in &unblocks[at[&n]] {
+            waits[m] -= 1;
+            if waits[m] == 0 {
+                ready.push(std::cmp::Reverse(members[m]));
+            }
+        }
+    }
+    if out.len() < members.len() {
+        let ids: Vec<String> = members.iter().filter(|n| waits[at[*n]] > 0).map(|n| format!("node {}", n.0)).collect();
+        let edges: Vec<String> = deps.iter().map(|(a, b)| format!("{} -> {}", a.0, b.0)).collect();
+        afc_ir::ice::fail("fusion-tree", "the members of a cluster depend on each other cyclically", &format!("members left: {}\nedges: {}", ids.join(", "), edges.join(", ")))
     }
     out
 }
