@@ -129,14 +129,9 @@ pub struct Scope<'a> {
 /// `orders` over a scope: each of its nodes' order (indexed by node id;
 /// nodes outside it get 0), or the `given` ones checked.
 pub fn solve_orders(f: &Function, g: &DepGraph, scope: &Scope, given: Option<&[u32]>) -> Result<Vec<u32>, String> {
-    let mut out = vec![0; g.len()];
-    match given {
-        Some(given) => {
-            out.copy_from_slice(given);
-            orders_within(f, g, scope, &mut out, None)?;
-        }
-        None => orders_within(f, g, scope, &mut out, Some(&mut vec![None; g.len()]))?,
-    }
+    let mut out = given.map_or_else(|| vec![0; g.len()], <[u32]>::to_vec);
+    let mut unset = given.is_none().then(|| vec![None; g.len()]);
+    orders_within(f, g, scope, &mut out, unset.as_deref_mut())?;
     Ok(out)
 }
 
