@@ -947,11 +947,11 @@ fn parts_of(g: &DepGraph) -> (Vec<usize>, std::collections::HashMap<usize, usize
 /// the greedy rule guided by a linear relaxation when that is cheaper.
 /// A relaxation's values say which links the optimum is likely to fuse;
 /// taking the links in increasing order of `x` (the most fused first)
-/// lets the greedy rule build around them. Two relaxations guide a model
-/// the solver searches, the model's with position rows and without (the
-/// lazy form): neither's rounding is the better one on every program. A
-/// model past the root cuts' size is guided by its rows weighed by the
-/// arrays written alone, whose point bounds nothing. Every candidate is a
+/// lets the greedy rule build around them. The guides: the model's own
+/// relaxation (the root cuts' last; not past their size), and the lazy
+/// form's for a model the solver searches or else the model's rows
+/// weighed by the arrays written alone, whose point bounds nothing: none's
+/// rounding is the cheapest on every program. Every candidate is a
 /// legal clustering; ties keep the earlier, so the choice is the same on
 /// every machine.
 pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, relaxation: Option<Vec<f64>>) -> super::WarmStart {
@@ -974,33 +974,43 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
     // ones the rounding of the model's own (cut) relaxation was 2-15 %
     // cheaper every time and the other model's solve cost up to 0.7 s.
     let other = (lazy || super::nnz(&m.lp) <= super::SEARCH_NNZ).then(|| model(f, g, cfg.cost, !lazy, false));
-    let guides: Vec<&Model> = match &other {
-        Some(o) if lazy => vec![m, o],
-        Some(o) => vec![o, m],
-        None => vec![m],
-    };
     // A model too large for root cuts is not relaxed under its own
     // weights: that solve was the slowest step of its clustering (2 s of
-    // 2.9 at 2,000 combinators) and bounded nothing the search used. Its
-    // rows weighed by the arrays written alone (`--cost=arrays`) solve four
-    // to five times faster, and their rounding was as cheap or cheaper on
-    // most programs of 400-2,500 combinators (docs/ilp.md, "Rounding").
+    // 2.9 at 2,000 combinators) and bounded nothing the search used. A
+    // model not searched has its rows relaxed weighed by the arrays
+    // written alone (`--cost=arrays`): four to five times faster on large
+    // models, and its rounding was as cheap or cheaper on most programs of
+    // 400-2,500 combinators and the cheapest of all on 9 of 24 of 150-300
+    // (docs/ilp.md, "Rounding"). Each guide: a model, and whether it is
+    // weighed by the arrays written.
     let own_weights = relaxation.is_some() || super::separate::cuts_apply(g, &m.lp);
-    for guide in guides {
+    let mut guides: Vec<(&Model, bool)> = match &other {
+        Some(o) if lazy => vec![(m, false), (o, false)],
+        Some(o) => vec![(o, false), (m, false)],
+        None => vec![(m, false)],
+    };
+    guides.retain(|(guide, _)| own_weights || !std::ptr::eq(*guide, m));
+    // A model the solver searches gets none: the search finds what its
+    // rounding would, and its solve added 4 % to the proofs of 100
+    // combinators.
+    if super::nnz(&m.lp) > super::SEARCH_NNZ {
+        guides.push((m, true));
+    }
+    for (guide, arrays) in guides {
         // The model's own relaxation is the root cuts' last (solved_model).
         let solved = match &relaxation {
-            Some(r) if std::ptr::eq(guide, m) => Some(r.clone()),
-            _ if std::ptr::eq(guide, m) && !own_weights => {
-                let mut arrays = cfg.solver.relaxation(&m.lp);
-                arrays.reweigh(&m.arrays_written());
-                arrays.solve(cfg.time_limit)
+            _ if arrays => {
+                let mut relaxed = cfg.solver.relaxation(&guide.lp);
+                relaxed.reweigh(&guide.arrays_written());
+                relaxed.solve(cfg.time_limit)
             }
+            Some(r) if std::ptr::eq(guide, m) => Some(r.clone()),
             _ => cfg.solver.relaxation(&guide.lp).solve(cfg.time_limit),
         };
         let Some(point) = solved else { continue };
         let mut links: Vec<((NodeId, NodeId), f64)> = guide.fused_edges.iter().chain(guide.fused_siblings.iter()).map(|(k, x)| (*k, point[x.0])).collect();
         // Only the model's own optimum bounds its objective.
-        if std::ptr::eq(guide, m) && own_weights {
+        if std::ptr::eq(guide, m) && !arrays {
             best.relaxation = Some(point);
         }
         // A stable sort: equal values keep greedy's order (edges, then siblings).
