@@ -990,9 +990,9 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
         None => vec![(m, false)],
     };
     guides.retain(|(guide, _)| own_weights || !std::ptr::eq(*guide, m));
-    // A model the solver searches gets none: the search finds what its
-    // rounding would, and its solve added 4 % to the proofs of 100
-    // combinators.
+    // A model the solver searches by default (within SEARCH_NNZ) gets
+    // none: the search finds what its rounding would, and its solve added
+    // 4 % to the proofs of 100 combinators.
     if super::nnz(&m.lp) > super::SEARCH_NNZ {
         guides.push((m, true));
     }
