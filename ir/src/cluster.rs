@@ -8,7 +8,7 @@ use crate::labelled::{Function, NodeId, VarId};
 use indexmap::IndexSet;
 use std::fmt::Write;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clustering {
@@ -131,27 +131,86 @@ pub struct Scope<'a> {
 pub fn solve_orders(f: &Function, g: &DepGraph, scope: &Scope, given: Option<&[u32]>) -> Result<Vec<u32>, String> {
     let mut out = given.map_or_else(|| vec![0; g.len()], <[u32]>::to_vec);
     let mut unset = given.is_none().then(|| vec![None; g.len()]);
-    orders_within(f, g, scope, &mut out, unset.as_deref_mut())?;
+    orders_within(f, g, scope, &mut out, unset.as_deref_mut(), &mut Scratch::default())?;
     Ok(out)
 }
 
-/// `solve_orders` in buffers the caller keeps (greedy asks it of one small
-/// cluster after another in a graph of thousands: two lists of the whole
-/// graph per ask were a tenth of a 10,000-combinator clustering). With
-/// `unset`, the orders are found — `unset` is None at the scope's nodes
-/// on entry and again on return, and `out` gets the scope's nodes' orders
-/// (no other entry is written); without, `out`'s are checked.
-pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32], unset: Option<&mut [Option<u32>]>) -> Result<(), String> {
+/// Buffers kept from one `orders_within` or `Joins::check` to the next
+/// (greedy asks them of one small cluster after another in a graph of
+/// thousands: a map or list per node and ask was half of a 10,000-combinator
+/// clustering). Lists per node are kept as one array of items and each
+/// node's start in it, the node's place in the scope indexing `start`.
+#[derive(Default)]
+pub struct Scratch {
+    /// Each scope node's place in `Scope::nodes` (by node id; other
+    /// entries are stale).
+    local: Vec<u32>,
+    /// Each scope node's fused edges, as indices into `edges`.
+    incident: Lists,
+    /// Each scope node's sibling pairs, as indices into `Scope::together`.
+    touching: Lists,
+    edges: Vec<(usize, usize, Read)>,
+    set: Vec<usize>,
+    stack: Vec<usize>,
+    touched: Vec<usize>,
+    pending: BinaryHeap<Reverse<usize>>,
+}
+
+/// A list per node of a scope in one array: node `i`'s are
+/// `items[start[i]..start[i + 1]]`, in the order they were given.
+#[derive(Default)]
+struct Lists {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Lists {
+    /// Fills the lists of `n` nodes from `(node, item)` pairs (the iterator
+    /// is run twice: to count, then to place).
+    fn fill(&mut self, n: usize, entries: impl Iterator<Item = (u32, u32)> + Clone) {
+        self.start.clear();
+        self.start.resize(n + 2, 0);
+        for (i, _) in entries.clone() {
+            self.start[i as usize + 2] += 1;
+        }
+        for i in 2..self.start.len() {
+            self.start[i] += self.start[i - 1];
+        }
+        self.items.clear();
+        self.items.resize(self.start[n + 1] as usize, 0);
+        // `start[i + 1]` is where node i's next item goes; once placed,
+        // `start[i]..start[i + 1]` are its items.
+        for (i, x) in entries {
+            let at = &mut self.start[i as usize + 1];
+            self.items[*at as usize] = x;
+            *at += 1;
+        }
+        self.start.pop();
+    }
+
+    fn of(&self, i: u32) -> &[u32] {
+        &self.items[self.start[i as usize] as usize..self.start[i as usize + 1] as usize]
+    }
+}
+
+/// A constraint between a producer p and a consumer c on one fused edge:
+/// o_p = read(c).
+#[derive(Clone, Copy)]
+enum Read {
+    Same,
+    Flipped,
+    Label(u32),
+}
+
+/// `solve_orders` in buffers the caller keeps. With `unset`, the orders
+/// are found — `unset` is None at the scope's nodes on entry and again on
+/// return, and `out` gets the scope's nodes' orders (no other entry is
+/// written); without, `out`'s are checked.
+pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32], unset: Option<&mut [Option<u32>]>, scratch: &mut Scratch) -> Result<(), String> {
     let producers = scope.producers;
     let name = |a: usize| f.node(NodeId(a as u32)).name.clone();
-    // A constraint between a producer p and a consumer c: o_p = read(c).
-    #[derive(Clone, Copy)]
-    enum Read {
-        Same,
-        Flipped,
-        Label(u32),
-    }
-    let mut edges: Vec<(usize, usize, Read)> = vec![];
+    let Scratch { local, incident, touching, edges, set, stack, touched, pending } = scratch;
+    edges.clear();
     for &(a, b, e) in scope.fused {
         if let EdgeKind::Fusible { order } = e.kind {
             let r = if order >= 2 {
@@ -164,8 +223,9 @@ pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32],
             edges.push((a.0 as usize, b.0 as usize, r));
         }
     }
+    let edges = &*edges;
     let check = |order: &[u32]| -> Result<(), String> {
-        for &(p, c, r) in &edges {
+        for &(p, c, r) in edges {
             let want = match r {
                 Read::Same => order[c],
                 Read::Flipped if order[c] <= 1 => 1 - order[c],
@@ -205,27 +265,29 @@ pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32],
         Ok(())
     };
     let Some(order) = unset else { return check(out) };
+    let nodes = scope.nodes;
+    if local.len() < g.len() {
+        local.resize(g.len(), 0);
+    }
+    for (i, a) in nodes.iter().enumerate() {
+        local[a.0 as usize] = i as u32;
+    }
+    let local = &*local;
     // Each node's fused edges, in `edges` order (the order the propagation
     // below visits them in).
-    // (Keyed by node, not a list per node of the graph: greedy asks this
-    // of one small cluster after another in a graph of thousands.)
-    let mut incident: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (i, &(p, c, _)) in edges.iter().enumerate() {
-        incident.entry(p).or_default().push(i);
-        if c != p {
-            incident.entry(c).or_default().push(i);
-        }
-    }
-    // Propagates a value through the fused edges; an inconsistency is
-    // reported by `check` at the end.
-    // Returns the nodes it set.
-    let assign = |order: &mut [Option<u32>], s: usize, v: u32| -> Vec<usize> {
+    let ends = edges.iter().enumerate().flat_map(|(i, &(p, c, _))| [Some((local[p], i as u32)), (c != p).then_some((local[c], i as u32))]).flatten();
+    incident.fill(nodes.len(), ends);
+    let incident = &*incident;
+    // Propagates a value through the fused edges, adding the nodes it sets
+    // to `set`; an inconsistency is reported by `check` at the end.
+    let assign = |order: &mut [Option<u32>], s: usize, v: u32, set: &mut Vec<usize>, stack: &mut Vec<usize>| {
         order[s] = Some(v);
-        let mut set = vec![s];
-        let mut stack = vec![s];
+        set.push(s);
+        stack.clear();
+        stack.push(s);
         while let Some(x) = stack.pop() {
             let ox = order[x].unwrap();
-            for &(p, c, r) in incident.get(&x).into_iter().flatten().map(|&i| &edges[i]) {
+            for &(p, c, r) in incident.of(local[x]).iter().map(|&i| &edges[i as usize]) {
                 let (other, val) = if c == x {
                     let v = match r {
                         Read::Same => Some(ox),
@@ -250,20 +312,19 @@ pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32],
                 }
             }
         }
-        set
     };
     // Gather sources first (their label is forced), then required orders.
     // Every node set, to unset again at the end.
-    let mut touched = vec![];
-    for &(p, _, r) in &edges {
+    touched.clear();
+    for &(p, _, r) in edges {
         if let (Read::Label(l), None) = (r, order[p]) {
-            touched.extend(assign(order, p, l));
+            assign(order, p, l, touched, stack);
         }
     }
-    for s in scope.nodes.iter().map(|s| s.0 as usize) {
+    for s in nodes.iter().map(|s| s.0 as usize) {
         if order[s].is_none() {
             if let Some(req) = f.node(NodeId(s as u32)).fixed_order() {
-                touched.extend(assign(order, s, req as u32));
+                assign(order, s, req as u32, touched, stack);
             }
         }
     }
@@ -281,11 +342,8 @@ pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32],
     // of its nodes is set, so a heap of the pairs touched since they were
     // last looked at finds it without rescanning them all.
     let together = scope.together;
-    let mut touching: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (i, &(a, b, _)) in together.iter().enumerate() {
-        touching.entry(a.0 as usize).or_default().push(i);
-        touching.entry(b.0 as usize).or_default().push(i);
-    }
+    let ends = together.iter().enumerate().flat_map(|(i, &(a, b, _))| [(local[a.0 as usize], i as u32), (local[b.0 as usize], i as u32)]);
+    touching.fill(nodes.len(), ends);
     // What pair `i` decides, if anything: (node, order).
     let decides = |order: &[Option<u32>], i: usize| -> Option<(usize, u32)> {
         let (a, b, xs) = together[i];
@@ -305,10 +363,10 @@ pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32],
         }
         None
     };
-    let mut pending: BinaryHeap<Reverse<usize>> = (0..together.len()).map(Reverse).collect();
+    pending.clear();
+    pending.extend((0..together.len()).map(Reverse));
     // Orders are only ever set, so the first node without one only moves on.
     let mut first_unset = 0;
-    let nodes = scope.nodes;
     loop {
         let mut next = None;
         while let Some(Reverse(i)) = pending.pop() {
@@ -317,8 +375,9 @@ pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32],
                 break;
             }
         }
-        let set = match next {
-            Some((u, v)) => assign(order, u, v),
+        set.clear();
+        match next {
+            Some((u, v)) => assign(order, u, v, set, stack),
             None => {
                 while first_unset < nodes.len() && order[nodes[first_unset].0 as usize].is_some() {
                     first_unset += 1;
@@ -326,13 +385,13 @@ pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32],
                 if first_unset == nodes.len() {
                     break;
                 }
-                assign(order, nodes[first_unset].0 as usize, 0)
+                assign(order, nodes[first_unset].0 as usize, 0, set, stack)
             }
         };
-        for &s in &set {
-            pending.extend(touching.get(&s).into_iter().flatten().map(|&i| Reverse(i)));
+        for &s in set.iter() {
+            pending.extend(touching.of(local[s]).iter().map(|&i| Reverse(i as usize)));
         }
-        touched.extend(set);
+        touched.extend_from_slice(set);
     }
     for a in nodes.iter().map(|a| a.0 as usize) {
         out[a] = order[a].unwrap_or(0);
@@ -341,7 +400,7 @@ pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32],
     // pairs read are inside it), and every one of them is: the loop ends
     // when none is left.
     debug_assert!(touched.len() == nodes.len());
-    for a in touched {
+    for &a in touched.iter() {
         order[a] = None;
     }
     check(out)
@@ -400,54 +459,93 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
     }
     let ord = orders(f, g, c)?;
     // Each node's links inside its cluster.
-    let mut inside: Links = HashMap::new();
-    for (a, b) in links(f, g, &ord) {
-        if of[&a] == of[&b] {
-            inside.entry(a).or_default().push(b);
-            inside.entry(b).or_default().push(a);
-        }
-    }
+    let mut inside = Lists::default();
+    let within: Vec<(NodeId, NodeId)> = links(f, g, &ord).filter(|(a, b)| of[a] == of[b]).collect();
+    inside.fill(g.len(), within.iter().flat_map(|(a, b)| [(a.0, b.0), (b.0, a.0)]));
+    let mut marks = Marks::default();
     for (i, members) in c.clusters.iter().enumerate() {
-        cluster_rules(f, g, i, members, &|n| of[&n] == i, &ord, &inside)?;
+        cluster_rules(f, g, i, members, &|n| of[&n] == i, &ord, &|n| inside.of(n.0), &mut marks)?;
     }
     Ok(())
 }
 
-/// Each node's links inside its cluster (only the nodes that have some).
-type Links = HashMap<NodeId, Vec<NodeId>>;
+/// Marks on the entries of a table (nodes, variables), cleared all at once
+/// by a new stamp.
+#[derive(Default)]
+struct Marks {
+    mark: Vec<u32>,
+    stamp: u32,
+}
+
+impl Marks {
+    /// Clears every mark, for a table of `n` entries.
+    fn fresh(&mut self, n: usize) {
+        if self.mark.len() < n {
+            self.mark.resize(n, 0);
+        }
+        if self.stamp == u32::MAX {
+            self.mark.fill(0);
+            self.stamp = 0;
+        }
+        self.stamp += 1;
+    }
+
+    /// Marks entry `i`; whether it was unmarked.
+    fn insert(&mut self, i: usize) -> bool {
+        let new = self.mark[i] != self.stamp;
+        self.mark[i] = self.stamp;
+        new
+    }
+
+    fn contains(&self, i: usize) -> bool {
+        self.mark[i] == self.stamp
+    }
+}
 
 /// What `verify` asks of cluster `i` alone, given the nodes' orders and
-/// each node's links inside its cluster: one iteration size down the
-/// transducer forest, and connected.
-fn cluster_rules(f: &Function, g: &DepGraph, i: usize, members: &[NodeId], of_it: &dyn Fn(NodeId) -> bool, ord: &[u32], inside: &Links) -> Result<(), String> {
+/// each node's links inside its cluster (as node ids): one iteration size
+/// down the transducer forest, and connected.
+#[allow(clippy::too_many_arguments)]
+fn cluster_rules<'x>(f: &Function, g: &DepGraph, i: usize, members: &[NodeId], of_it: &dyn Fn(NodeId) -> bool, ord: &[u32], linked: &dyn Fn(NodeId) -> &'x [u32], marks: &mut Marks) -> Result<(), String> {
     // papers/000 §1.3.6: iteration sizes may differ only down the
     // transducer forest, with every transducer on the way in the cluster.
     let sizes = &g.sizes;
     // Nodes evaluated at a gather's indices run at the gather's rate.
-    let rated: Vec<NodeId> = members.iter().copied().filter(|n| ord[n.0 as usize] <= 1).collect();
-    let Some(root) = rated.iter().map(|n| sizes.of_node(*n)).min_by_key(|s| (sizes.depth(*s), s.0)) else {
+    let rated = || members.iter().copied().filter(|n| ord[n.0 as usize] <= 1);
+    let Some(root) = rated().map(|n| sizes.of_node(n)).min_by_key(|s| (sizes.depth(*s), s.0)) else {
         return Err(format!("cluster {} has no loop of its own", i));
     };
-    for n in &rated {
-        match sizes.path(sizes.of_node(*n), root) {
-            None => return Err(format!("cluster {} mixes unrelated iteration sizes ('{}')", i, f.node(*n).name)),
-            Some(ts) => {
-                if let Some(t) = ts.iter().find(|t| !of_it(**t)) {
-                    return Err(format!("cluster {}: '{}' runs at the sub-rate of filter '{}', which is not in the cluster", i, f.node(*n).name, f.node(*t).name));
-                }
+    for n in rated() {
+        // `sizes.path`, walked without its list: first whether it reaches
+        // the root, then its transducers.
+        let mut s = sizes.of_node(n);
+        while s != root {
+            match sizes.transducer[s.0 as usize] {
+                Some(t) => s = sizes.of_node(t),
+                None => return Err(format!("cluster {} mixes unrelated iteration sizes ('{}')", i, f.node(n).name)),
             }
+        }
+        let mut s = sizes.of_node(n);
+        while s != root {
+            let t = sizes.transducer[s.0 as usize].expect("the path reaches the root");
+            if !of_it(t) {
+                return Err(format!("cluster {}: '{}' runs at the sub-rate of filter '{}', which is not in the cluster", i, f.node(n).name, f.node(t).name));
+            }
+            s = sizes.of_node(t);
         }
     }
     // Connectivity through fused edges and shared reads (two readers of
     // one array in one order).
-    let mut seen: IndexSet<NodeId> = IndexSet::new();
-    let mut stack = vec![members[0]];
+    marks.fresh(g.len());
+    let mut reached = 0;
+    let mut stack = vec![members[0].0];
     while let Some(n) = stack.pop() {
-        if seen.insert(n) {
-            stack.extend(inside.get(&n).into_iter().flatten().filter(|m| !seen.contains(*m)));
+        if marks.insert(n as usize) {
+            reached += 1;
+            stack.extend(linked(NodeId(n)).iter().filter(|m| !marks.contains(**m as usize)));
         }
     }
-    if seen.len() != members.len() {
+    if reached != members.len() {
         return Err(format!("cluster {} is not connected", i));
     }
     Ok(())
@@ -465,9 +563,28 @@ pub struct Joins<'a> {
     /// Each node's sibling pairs, as indices into `g.siblings()`.
     pairs_of: Vec<Vec<usize>>,
     producers: Vec<Option<NodeId>>,
-    /// `orders_within`'s buffers, kept from one check to the next.
-    unset: std::cell::RefCell<Vec<Option<u32>>>,
-    ord: std::cell::RefCell<Vec<u32>>,
+    /// Buffers kept from one check to the next.
+    bufs: std::cell::RefCell<JoinBufs<'a>>,
+}
+
+#[derive(Default)]
+struct JoinBufs<'a> {
+    /// `orders_within`'s.
+    unset: Vec<Option<u32>>,
+    ord: Vec<u32>,
+    orders: Scratch,
+    /// The cluster's fused edges, with their graph indices, and as the
+    /// scope lists them.
+    indexed: Vec<(usize, NodeId, NodeId, &'a Edge)>,
+    fused: Vec<(NodeId, NodeId, &'a Edge)>,
+    pairs: Vec<usize>,
+    together: Vec<(NodeId, NodeId, &'a Vec<VarId>)>,
+    /// Arrays read outside the cluster.
+    written: Marks,
+    /// Each member's place in the members, and its links inside.
+    local: Vec<u32>,
+    links: Lists,
+    marks: Marks,
 }
 
 impl<'a> Joins<'a> {
@@ -477,8 +594,8 @@ impl<'a> Joins<'a> {
             pairs_of[a.0 as usize].push(i);
             pairs_of[b.0 as usize].push(i);
         }
-        let (unset, ord) = (std::cell::RefCell::new(vec![None; g.len()]), std::cell::RefCell::new(vec![0; g.len()]));
-        Joins { f, g, pairs_of, producers: f.producers(), unset, ord }
+        let bufs = JoinBufs { unset: vec![None; g.len()], ord: vec![0; g.len()], local: vec![0; g.len()], ..JoinBufs::default() };
+        Joins { f, g, pairs_of, producers: f.producers(), bufs: std::cell::RefCell::new(bufs) }
     }
 
     /// Whether `members` (in id order; `inside` says who they are) pass
@@ -486,8 +603,10 @@ impl<'a> Joins<'a> {
     pub fn check(&self, members: &[NodeId], inside: &dyn Fn(NodeId) -> bool) -> Result<(), String> {
         let (f, g) = (self.f, self.g);
         use petgraph::visit::EdgeRef;
-        let mut fused: Vec<(usize, NodeId, NodeId, &Edge)> = vec![];
-        let mut written: IndexSet<VarId> = IndexSet::new();
+        let mut bufs = self.bufs.borrow_mut();
+        let JoinBufs { unset, ord, orders, indexed, fused, pairs, together, written, local, links, marks } = &mut *bufs;
+        indexed.clear();
+        written.fresh(f.vars.len());
         for &a in members {
             for e in g.graph.edges(DepGraph::idx(a)) {
                 let b = g.graph[e.target()];
@@ -495,37 +614,43 @@ impl<'a> Joins<'a> {
                     if !e.weight().is_fusible() {
                         return Err(format!("fusion-preventing edge '{}' -> '{}' inside the cluster", f.node(a).name, f.node(b).name));
                     }
-                    fused.push((e.id().index(), a, b, e.weight()));
+                    indexed.push((e.id().index(), a, b, e.weight()));
                 } else {
-                    written.extend(e.weight().vars.iter().copied().filter(|v| f.var(*v).ty.is_array()));
+                    for v in e.weight().vars.iter().filter(|v| f.var(**v).ty.is_array()) {
+                        written.insert(v.0 as usize);
+                    }
                 }
             }
         }
-        fused.sort_by_key(|e| e.0);
-        let fused: Vec<(NodeId, NodeId, &Edge)> = fused.into_iter().map(|(_, a, b, e)| (a, b, e)).collect();
+        indexed.sort_unstable_by_key(|e| e.0);
+        fused.clear();
+        fused.extend(indexed.iter().map(|&(_, a, b, e)| (a, b, e)));
         let siblings = g.siblings();
-        let mut pairs: Vec<usize> = members.iter().flat_map(|a| self.pairs_of[a.0 as usize].iter().copied()).filter(|&i| {
+        pairs.clear();
+        pairs.extend(members.iter().flat_map(|a| self.pairs_of[a.0 as usize].iter().copied()).filter(|&i| {
             let (a, b) = siblings.get_index(i).expect("a sibling pair").0;
             inside(*a) && inside(*b)
-        }).collect();
+        }));
         pairs.sort_unstable();
         pairs.dedup();
-        let together: Vec<(NodeId, NodeId, &Vec<VarId>)> = pairs.iter().map(|&i| {
+        together.clear();
+        together.extend(pairs.iter().map(|&i| {
             let (&(a, b), xs) = siblings.get_index(i).expect("a sibling pair");
             (a, b, xs)
-        }).collect();
+        }));
         let same = |a: NodeId, b: NodeId| inside(a) && inside(b);
-        let manifest = |v: VarId| g.forced_manifest.contains(&v) || written.contains(&v);
-        let mut ord = self.ord.borrow_mut();
-        let scope = Scope { nodes: members, fused: &fused, together: &together, same: &same, manifest: &manifest, producers: &self.producers };
-        orders_within(f, g, &scope, &mut ord, Some(&mut self.unset.borrow_mut()))?;
+        let written = &*written;
+        let manifest = |v: VarId| g.forced_manifest.contains(&v) || written.contains(v.0 as usize);
+        let scope = Scope { nodes: members, fused, together, same: &same, manifest: &manifest, producers: &self.producers };
+        orders_within(f, g, &scope, ord, Some(unset), orders)?;
         let ord = &*ord;
-        let mut links: Links = HashMap::new();
-        let shared = together.iter().filter(|(a, b, xs)| xs.iter().any(|x| read_order(f, g, &ord, *x, *a) == read_order(f, g, &ord, *x, *b)));
-        for (a, b) in fused.iter().map(|(a, b, _)| (*a, *b)).chain(shared.map(|(a, b, _)| (*a, *b))) {
-            links.entry(a).or_default().push(b);
-            links.entry(b).or_default().push(a);
+        for (i, a) in members.iter().enumerate() {
+            local[a.0 as usize] = i as u32;
         }
-        cluster_rules(f, g, 0, members, inside, &ord, &links)
+        let shared = together.iter().filter(|(a, b, xs)| xs.iter().any(|x| read_order(f, g, ord, *x, *a) == read_order(f, g, ord, *x, *b)));
+        let ends = fused.iter().map(|(a, b, _)| (*a, *b)).chain(shared.map(|(a, b, _)| (*a, *b))).flat_map(|(a, b)| [(local[a.0 as usize], b.0), (local[b.0 as usize], a.0)]);
+        links.fill(members.len(), ends);
+        let (links, local) = (&*links, &*local);
+        cluster_rules(f, g, 0, members, inside, ord, &|n| links.of(local[n.0 as usize]), marks)
     }
 }
