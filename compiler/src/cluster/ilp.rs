@@ -308,36 +308,19 @@ struct Chains<'a> {
     from: std::cell::RefCell<std::collections::HashMap<usize, Prev>>,
 }
 
-/// The breadth-first tree of links from `a` (each node's predecessor and
-/// link into `prev`, which is cleared first), stopping once every node
-/// `wanted` names is reached: a node's predecessor is fixed when it is
-/// first seen, so the chains to those nodes are what a whole search gives.
-/// `past_wanted`, when given, says per node whether its chain passes
-/// through a wanted node before it.
-fn chain_tree(adj: &[Vec<(usize, LpVar)>], a: usize, mut wanted: usize, is_wanted: impl Fn(usize) -> bool, prev: &mut Prev, queue: &mut std::collections::VecDeque<usize>, mut past_wanted: Option<&mut Vec<bool>>) {
+/// The breadth-first tree of links from `a`: each node's predecessor and
+/// link into `prev`, which is cleared first (`Tree` is the same search for
+/// the separation rows).
+fn chain_tree(adj: &[Vec<(usize, LpVar)>], a: usize, prev: &mut Prev) {
     prev.clear();
     prev.resize(adj.len(), None);
-    if let Some(p) = past_wanted.as_deref_mut() {
-        p.clear();
-        p.resize(adj.len(), false);
-    }
-    queue.clear();
-    queue.push_back(a);
+    let mut queue = std::collections::VecDeque::from([a]);
     while let Some(u) = queue.pop_front() {
-        if wanted == 0 {
-            break;
-        }
         for &(w, x) in &adj[u] {
             // Seen: the root, or given a predecessor.
             if w != a && prev[w].is_none() {
                 prev[w] = Some((u, x));
-                if let Some(p) = past_wanted.as_deref_mut() {
-                    p[w] = p[u] || (u != a && is_wanted(u));
-                }
                 queue.push_back(w);
-                if is_wanted(w) {
-                    wanted -= 1;
-                }
             }
         }
     }
@@ -368,7 +351,7 @@ impl<'a> Chains<'a> {
         let mut from = self.from.borrow_mut();
         let prev = from.entry(a).or_insert_with(|| {
             let mut prev = vec![];
-            chain_tree(self.adj, a, usize::MAX, |_| false, &mut prev, &mut Default::default(), None);
+            chain_tree(self.adj, a, &mut prev);
             prev
         });
         chain_to(prev, b)
@@ -849,6 +832,94 @@ fn small_parts(g: &DepGraph, lp: &Lp, fused_edges: &IndexMap<(NodeId, NodeId), L
     small
 }
 
+/// `chain_tree` for `separation_rows`, which grows a tree from most
+/// nodes of the graph in turn (at 2,500 combinators 1,650 trees of some
+/// 2,000 nodes each): the links as one array with each node's start, and
+/// the tree's entries valid where `seen` holds the root's stamp, so no
+/// tree clears the last one's.
+struct Tree {
+    start: Vec<u32>,
+    /// Each link's far end and variable, by near end.
+    next: Vec<(u32, LpVar)>,
+    seen: Vec<u32>,
+    stamp: u32,
+    prev: Vec<(u32, LpVar)>,
+    /// Whether a node's chain passes through a wanted node before it.
+    past: Vec<bool>,
+    queue: Vec<u32>,
+}
+
+impl Tree {
+    /// The tree over links `(a, b, x)` in either direction, each node's in
+    /// the order given (the order `chain_tree` visits them in).
+    fn new(n: usize, links: &[(usize, usize, LpVar)]) -> Tree {
+        let mut start = vec![0u32; n + 1];
+        for &(a, b, _) in links {
+            start[a + 1] += 1;
+            start[b + 1] += 1;
+        }
+        for i in 1..=n {
+            start[i] += start[i - 1];
+        }
+        let mut at: Vec<u32> = start[..n].to_vec();
+        let mut next = vec![(0, LpVar(0)); 2 * links.len()];
+        for &(a, b, x) in links {
+            next[at[a] as usize] = (b as u32, x);
+            at[a] += 1;
+            next[at[b] as usize] = (a as u32, x);
+            at[b] += 1;
+        }
+        Tree { start, next, seen: vec![0; n], stamp: 0, prev: vec![(0, LpVar(0)); n], past: vec![false; n], queue: vec![] }
+    }
+
+    /// `chain_tree` from `a` with `past_wanted`: breadth first, stopping
+    /// once the `wanted` nodes `is_wanted` names are reached.
+    fn grow(&mut self, a: usize, mut wanted: usize, is_wanted: impl Fn(usize) -> bool) {
+        self.stamp += 1;
+        let stamp = self.stamp;
+        self.seen[a] = stamp;
+        self.past[a] = false;
+        self.queue.clear();
+        self.queue.push(a as u32);
+        let mut head = 0;
+        while head < self.queue.len() && wanted > 0 {
+            let u = self.queue[head] as usize;
+            head += 1;
+            let through = self.past[u] || (u != a && is_wanted(u));
+            for &(w, x) in &self.next[self.start[u] as usize..self.start[u + 1] as usize] {
+                let w = w as usize;
+                if self.seen[w] != stamp {
+                    self.seen[w] = stamp;
+                    self.prev[w] = (u as u32, x);
+                    self.past[w] = through;
+                    self.queue.push(w as u32);
+                    if is_wanted(w) {
+                        wanted -= 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether the last tree reached `c` (other than from itself).
+    fn reached(&self, c: usize) -> bool {
+        self.seen[c] == self.stamp && self.queue.first() != Some(&(c as u32))
+    }
+
+    /// The links of the last tree's chain from its root to `c`, from `c` back.
+    fn chain(&self, c: usize) -> Vec<LpVar> {
+        let root = self.queue[0] as usize;
+        let mut links = vec![];
+        let mut v = c;
+        while v != root {
+            let (u, x) = self.prev[v];
+            links.push(x);
+            v = u as usize;
+        }
+        links
+    }
+}
+
 /// Separation (docs/ilp.md, "chain cuts"): nodes joined by a path through
 /// a preventing edge are never in one cluster, and a cluster is connected
 /// by fused links (edges and shared reads), so every chain of links
@@ -865,43 +936,55 @@ fn separation_rows(
     within: Option<&[bool]>,
 ) -> (Vec<Row>, usize) {
     let mut implied = 0;
-    let mut adj: Vec<Vec<(usize, LpVar)>> = vec![vec![]; g.len()];
-    for ((a, b), x) in fused_edges.iter().chain(fused_siblings.iter()) {
-        if lp.vars[x.0].lo == 0.0 {
-            adj[a.0 as usize].push((b.0 as usize, *x));
-            adj[b.0 as usize].push((a.0 as usize, *x));
-        }
+    let links: Vec<(usize, usize, LpVar)> = fused_edges.iter().chain(fused_siblings.iter()).filter(|(_, x)| lp.vars[x.0].lo == 0.0).map(|((a, b), x)| (a.0 as usize, b.0 as usize, *x)).collect();
+    let tree = &mut Tree::new(g.len(), &links);
+    // Each node's connected part of the link graph: a search from `a`
+    // looks for the separated nodes of its own part only (one it cannot
+    // reach would make it search the whole part).
+    let mut linked = Groups::new(g.len());
+    for &(a, b, _) in &links {
+        linked.union(a, b);
     }
-    // Repeats are dropped here as well as by `covering_rows`.
-    let mut seen_chains = std::collections::HashSet::new();
-    let mut separation = vec![];
-    // One tree at a time: keeping every node's was n² entries (at 4,000
-    // combinators, 436 MB of the clustering's peak; 235 then).
-    let (mut prev, mut queue, mut past) = (vec![], Default::default(), vec![]);
+    let part: Vec<usize> = (0..g.len()).map(|a| linked.find(a)).collect();
+    // Repeats are dropped here as well as by `covering_rows`: the chains
+    // kept so far, by their hash.
+    let mut seen_chains: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
+    let hasher = std::hash::RandomState::new();
+    let mut separation: Vec<(String, Vec<LpVar>)> = vec![];
+    let mut later = vec![];
+    // `wanted[c] == a + 1`: c is in `later` for a.
+    let mut wanted = vec![0; g.len()];
     for a in 0..g.len() {
         if within.is_some_and(|w| !w[a]) {
             continue;
         }
         let separated = |c: usize| reach.preventing[a].contains(c) || reach.preventing[c].contains(a);
-        let later: Vec<usize> = (a + 1..g.len()).filter(|&c| separated(c)).collect();
+        later.clear();
+        later.extend((a + 1..g.len()).filter(|&c| part[c] == part[a] && separated(c)));
         if later.is_empty() {
             continue;
         }
-        chain_tree(&adj, a, later.len(), |c| c > a && separated(c), &mut prev, &mut queue, Some(&mut past));
         for &c in &later {
-            if prev[c].is_none() {
-                continue; // no chain of links joins them
+            wanted[c] = a + 1;
+        }
+        tree.grow(a, later.len(), |c| wanted[c] == a + 1);
+        for &c in &later {
+            if !tree.reached(c) {
+                continue; // not in the tree (cannot happen: c is in a's part)
             }
             // A later node separated from `a` inside the chain has a row
             // of its own over a prefix of these links, which implies this
             // one: a superset row would add non-zeros and nothing else.
-            if past[c] {
+            if tree.past[c] {
                 implied += 1;
                 continue;
             }
-            let mut chain = chain_to(&prev, c).0;
-            chain.sort();
-            if seen_chains.insert(chain.clone()) {
+            let mut chain = tree.chain(c);
+            chain.sort_unstable();
+            let hash = std::hash::BuildHasher::hash_one(&hasher, &chain);
+            let same = seen_chains.entry(hash).or_default();
+            if !same.iter().any(|&i| separation[i].1 == chain) {
+                same.push(separation.len());
                 separation.push((format!("chain_{}_{}", a, c), chain));
             }
         }
@@ -1057,14 +1140,26 @@ pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Cluste
 /// `cluster`, with the model as it ended: the rows it was built with and
 /// the lazy cuts the solve added (`--emit=ilp`).
 pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Clustering, Lp) {
-    let mut m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none());
     if g.is_empty() {
+        let m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none());
         return (Clustering::new(vec![], "ilp: empty"), m.lp);
     }
-    let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
     // Greedy first: at the objective's trivial bound it is optimal, and
     // no relaxation need be solved (a long chain of maps fuses whole).
-    let greedy = super::greedy::cluster(f, g);
+    // It needs nothing of the model, so on a large graph it runs beside
+    // the model's building, on a second thread (the two take about as
+    // long at 10,000 combinators; each result is the same either way).
+    let build = || model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none());
+    let (mut m, greedy) = if g.len() > super::greedy::BATCH_NODES {
+        std::thread::scope(|s| {
+            let greedy = s.spawn(|| super::greedy::cluster(f, g));
+            let m = build();
+            (m, greedy.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        })
+    } else {
+        (build(), super::greedy::cluster(f, g))
+    };
+    let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
     let values = m.assignment(f, g, &greedy);
     let relaxation = if m.lp.at_trivial_bound(&values) { None } else { strengthen(f, g, cfg, &mut m) };
     let warm = warm_start_from(f, g, cfg, &m, relaxation, greedy);
