@@ -273,6 +273,9 @@ pub fn orders_within(f: &Function, g: &DepGraph, scope: &Scope, out: &mut [u32],
         local[a.0 as usize] = i as u32;
     }
     let local = &*local;
+    // Every fused edge and sibling pair is inside the scope, so `local`
+    // holds its ends' places.
+    debug_assert!(edges.iter().flat_map(|&(p, c, _)| [p, c]).chain(scope.together.iter().flat_map(|&(a, b, _)| [a.0 as usize, b.0 as usize])).all(|a| nodes.get(local[a] as usize).is_some_and(|n| n.0 as usize == a)));
     // Each node's fused edges, in `edges` order (the order the propagation
     // below visits them in).
     let ends = edges.iter().enumerate().flat_map(|(i, &(p, c, _))| [Some((local[p], i as u32)), (c != p).then_some((local[c], i as u32))]).flatten();

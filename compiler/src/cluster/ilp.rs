@@ -1149,17 +1149,17 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
     // It needs nothing of the model, so on a large graph it runs beside
     // the model's building, on a second thread (the two take about as
     // long at 10,000 combinators; each result is the same either way).
-    let build = || model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none());
-    let (mut m, greedy) = if g.len() > super::greedy::BATCH_NODES {
-        std::thread::scope(|s| {
-            let greedy = s.spawn(|| super::greedy::cluster(f, g));
-            let m = build();
-            (m, greedy.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-        })
-    } else {
-        (build(), super::greedy::cluster(f, g))
-    };
-    let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
+    // (Where no thread can be started, greedy runs after the model.)
+    let (mut m, reach, greedy) = std::thread::scope(|s| {
+        let beside = (g.len() > super::greedy::BATCH_NODES).then(|| std::thread::Builder::new().name("afc-greedy".into()).spawn_scoped(s, || super::greedy::cluster(f, g)).ok()).flatten();
+        let m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none());
+        let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
+        let greedy = match beside {
+            Some(t) => t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            None => super::greedy::cluster(f, g),
+        };
+        (m, reach, greedy)
+    });
     let values = m.assignment(f, g, &greedy);
     let relaxation = if m.lp.at_trivial_bound(&values) { None } else { strengthen(f, g, cfg, &mut m) };
     let warm = warm_start_from(f, g, cfg, &m, relaxation, greedy);
