@@ -165,9 +165,9 @@ pub const SEARCH_NNZ: usize = 8_000;
 /// non-zeros without its separation rows (`Model::base`: what the rest of
 /// the model costs does not depend on how many chains were pruned): it
 /// guides the warm start's rounding (past the root cuts' size, weighed by
-/// the arrays written: `ilp::warm_start`). At this size (about 2,500
+/// the arrays written: `ilp::warm_start`). At this size (about 2,700
 /// combinators of `make bench-ilp`'s generator) the clustering takes
-/// 1.3-1.4 s; above, the warm start is greedy's, with no bound, and the
+/// 1.2-1.3 s, 2,500 0.9-1.0 s; above, the warm start is greedy's, with no bound, and the
 /// separation rows are built only for the parts within the root cuts'
 /// size (docs/ilp.md, "Large graphs").
 pub const RELAX_NNZ: usize = 180_000;
