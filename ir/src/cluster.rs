@@ -156,18 +156,20 @@ pub struct Scratch {
     pending: BinaryHeap<Reverse<usize>>,
 }
 
-/// A list per node of a scope in one array: node `i`'s are
-/// `items[start[i]..start[i + 1]]`, in the order they were given.
+/// A list per node in one array: node `i`'s items are
+/// `items[start[i]..start[i + 1]]`, in the order they were given (for
+/// searches that build lists per node many times over: a vector per node
+/// each time was most of their cost).
 #[derive(Default)]
-struct Lists {
+pub struct Lists<T = u32> {
     start: Vec<u32>,
-    items: Vec<u32>,
+    items: Vec<T>,
 }
 
-impl Lists {
+impl<T: Copy + Default> Lists<T> {
     /// Fills the lists of `n` nodes from `(node, item)` pairs (the iterator
     /// is run twice: to count, then to place).
-    fn fill(&mut self, n: usize, entries: impl Iterator<Item = (u32, u32)> + Clone) {
+    pub fn fill(&mut self, n: usize, entries: impl Iterator<Item = (u32, T)> + Clone) {
         self.start.clear();
         self.start.resize(n + 2, 0);
         for (i, _) in entries.clone() {
@@ -177,7 +179,7 @@ impl Lists {
             self.start[i] += self.start[i - 1];
         }
         self.items.clear();
-        self.items.resize(self.start[n + 1] as usize, 0);
+        self.items.resize(self.start[n + 1] as usize, T::default());
         // `start[i + 1]` is where node i's next item goes; once placed,
         // `start[i]..start[i + 1]` are its items.
         for (i, x) in entries {
@@ -188,7 +190,7 @@ impl Lists {
         self.start.pop();
     }
 
-    fn of(&self, i: u32) -> &[u32] {
+    pub fn of(&self, i: u32) -> &[T] {
         &self.items[self.start[i as usize] as usize..self.start[i as usize + 1] as usize]
     }
 }
@@ -475,14 +477,14 @@ pub fn verify(f: &Function, g: &DepGraph, c: &Clustering) -> Result<(), String> 
 /// Marks on the entries of a table (nodes, variables), cleared all at once
 /// by a new stamp.
 #[derive(Default)]
-struct Marks {
+pub struct Marks {
     mark: Vec<u32>,
     stamp: u32,
 }
 
 impl Marks {
     /// Clears every mark, for a table of `n` entries.
-    fn fresh(&mut self, n: usize) {
+    pub fn fresh(&mut self, n: usize) {
         if self.mark.len() < n {
             self.mark.resize(n, 0);
         }
@@ -494,13 +496,13 @@ impl Marks {
     }
 
     /// Marks entry `i`; whether it was unmarked.
-    fn insert(&mut self, i: usize) -> bool {
+    pub fn insert(&mut self, i: usize) -> bool {
         let new = self.mark[i] != self.stamp;
         self.mark[i] = self.stamp;
         new
     }
 
-    fn contains(&self, i: usize) -> bool {
+    pub fn contains(&self, i: usize) -> bool {
         self.mark[i] == self.stamp
     }
 }

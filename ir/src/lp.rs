@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LpVar(pub usize);
 
 #[derive(Clone, Debug)]

@@ -9,7 +9,7 @@
 use super::cost::{may_share, CostModel, Weights};
 use super::orders::{self, OrderVars};
 use super::{order_clusters, Groups};
-use afc_ir::cluster::Clustering;
+use afc_ir::cluster::{Clustering, Lists, Marks};
 use afc_ir::graph::{DepGraph, Reach, SIBLING_WINDOW};
 use afc_ir::labelled::{Function, NodeId, VarId};
 use afc_ir::lp::{Lp, LpVar, Row};
@@ -834,15 +834,14 @@ fn small_parts(g: &DepGraph, lp: &Lp, fused_edges: &IndexMap<(NodeId, NodeId), L
 
 /// `chain_tree` for `separation_rows`, which grows a tree from most
 /// nodes of the graph in turn (at 2,500 combinators 1,650 trees of some
-/// 2,000 nodes each): the links as one array with each node's start, and
-/// the tree's entries valid where `seen` holds the root's stamp, so no
-/// tree clears the last one's.
+/// 2,200 nodes each): the links as one array with each node's start, and
+/// the tree's entries valid where `seen` marks them, so no tree clears the
+/// last one's.
 struct Tree {
-    start: Vec<u32>,
-    /// Each link's far end and variable, by near end.
-    next: Vec<(u32, LpVar)>,
-    seen: Vec<u32>,
-    stamp: u32,
+    /// Each node's links: the far end and the variable.
+    links: Lists<(u32, LpVar)>,
+    seen: Marks,
+    root: usize,
     prev: Vec<(u32, LpVar)>,
     /// Whether a node's chain passes through a wanted node before it.
     past: Vec<bool>,
@@ -853,31 +852,18 @@ impl Tree {
     /// The tree over links `(a, b, x)` in either direction, each node's in
     /// the order given (the order `chain_tree` visits them in).
     fn new(n: usize, links: &[(usize, usize, LpVar)]) -> Tree {
-        let mut start = vec![0u32; n + 1];
-        for &(a, b, _) in links {
-            start[a + 1] += 1;
-            start[b + 1] += 1;
-        }
-        for i in 1..=n {
-            start[i] += start[i - 1];
-        }
-        let mut at: Vec<u32> = start[..n].to_vec();
-        let mut next = vec![(0, LpVar(0)); 2 * links.len()];
-        for &(a, b, x) in links {
-            next[at[a] as usize] = (b as u32, x);
-            at[a] += 1;
-            next[at[b] as usize] = (a as u32, x);
-            at[b] += 1;
-        }
-        Tree { start, next, seen: vec![0; n], stamp: 0, prev: vec![(0, LpVar(0)); n], past: vec![false; n], queue: vec![] }
+        let mut by_node = Lists::default();
+        by_node.fill(n, links.iter().flat_map(|&(a, b, x)| [(a as u32, (b as u32, x)), (b as u32, (a as u32, x))]));
+        Tree { links: by_node, seen: Marks::default(), root: 0, prev: vec![(0, LpVar(0)); n], past: vec![false; n], queue: vec![] }
     }
 
-    /// `chain_tree` from `a` with `past_wanted`: breadth first, stopping
-    /// once the `wanted` nodes `is_wanted` names are reached.
+    /// `chain_tree` from `a`, breadth first, stopping once the `wanted`
+    /// nodes `is_wanted` names are reached; `past` says for each node
+    /// reached whether its chain passes through a wanted node before it.
     fn grow(&mut self, a: usize, mut wanted: usize, is_wanted: impl Fn(usize) -> bool) {
-        self.stamp += 1;
-        let stamp = self.stamp;
-        self.seen[a] = stamp;
+        self.seen.fresh(self.prev.len());
+        self.seen.insert(a);
+        self.root = a;
         self.past[a] = false;
         self.queue.clear();
         self.queue.push(a as u32);
@@ -886,10 +872,9 @@ impl Tree {
             let u = self.queue[head] as usize;
             head += 1;
             let through = self.past[u] || (u != a && is_wanted(u));
-            for &(w, x) in &self.next[self.start[u] as usize..self.start[u + 1] as usize] {
+            for &(w, x) in self.links.of(u as u32) {
                 let w = w as usize;
-                if self.seen[w] != stamp {
-                    self.seen[w] = stamp;
+                if self.seen.insert(w) {
                     self.prev[w] = (u as u32, x);
                     self.past[w] = through;
                     self.queue.push(w as u32);
@@ -903,15 +888,14 @@ impl Tree {
 
     /// Whether the last tree reached `c` (other than from itself).
     fn reached(&self, c: usize) -> bool {
-        self.seen[c] == self.stamp && self.queue.first() != Some(&(c as u32))
+        c != self.root && self.seen.contains(c)
     }
 
     /// The links of the last tree's chain from its root to `c`, from `c` back.
     fn chain(&self, c: usize) -> Vec<LpVar> {
-        let root = self.queue[0] as usize;
         let mut links = vec![];
         let mut v = c;
-        while v != root {
+        while v != self.root {
             let (u, x) = self.prev[v];
             links.push(x);
             v = u as usize;
