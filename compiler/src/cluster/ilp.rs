@@ -41,6 +41,10 @@ pub struct Model {
     pub base: usize,
     /// `base` is within `RELAX_NNZ`: every part has its separation rows.
     pub relax: bool,
+    /// The model's variables, counted apart from `lp`: `solve` moves the
+    /// program out to the solver (copying it cost 30 ms at 10,000
+    /// combinators, and as long again to free) and cuts and repairs go on.
+    vars: usize,
 }
 
 /// A later reader's `r_V_K` (docs/ilp.md, "Shared reads").
@@ -78,7 +82,7 @@ impl Model {
         let of = c.cluster_of();
         let orders = afc_ir::cluster::orders(f, g, c).unwrap_or_else(|_| vec![0; g.len()]);
         let sibs = g.siblings();
-        let mut v = vec![0.0; self.lp.vars.len()];
+        let mut v = vec![0.0; self.vars];
         // A cluster's position: how many clusters of its part of the graph
         // come before it (a cluster lies in one part: it is connected).
         let (part, _) = parts_of(g);
@@ -804,7 +808,8 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     let within = (sized && !relax).then(|| small_parts(g, &lp, &fused_edges, &fused_siblings));
     let (separation, implied) = separation_rows(g, &reach, &lp, &fused_edges, &fused_siblings, within.as_deref());
     lp.rows.splice(separation_at..separation_at, separation);
-    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, fused_edges, fused_siblings, manifest, reads, implied, base, relax }
+    let vars = lp.vars.len();
+    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars }
 }
 
 /// Per node: whether the part of the model its links are in (variables
@@ -1148,7 +1153,8 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
     let relaxation = if m.lp.at_trivial_bound(&values) { None } else { strengthen(f, g, cfg, &mut m) };
     let warm = warm_start_from(f, g, cfg, &m, relaxation, greedy);
     let label = if cfg.cost == CostModel::Traffic { "ilp".to_string() } else { format!("ilp (cost {})", cfg.cost.name()) };
-    let lp = m.lp.clone();
+    // Moved, not copied: what the closures below use of the model is the rest.
+    let lp = std::mem::take(&mut m.lp);
     // The edge model states every rule, so only the lazy one has rows a
     // solution can break (a whole check of them costs the square of the
     // graph: 0.5 s at 8,000 combinators).
