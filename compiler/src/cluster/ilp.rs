@@ -806,7 +806,8 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     let base = super::nnz(&lp);
     let relax = base <= super::RELAX_NNZ;
     let within = (sized && !relax).then(|| small_parts(g, &lp, &fused_edges, &fused_siblings));
-    let (separation, implied) = separation_rows(g, &reach, &lp, &fused_edges, &fused_siblings, within.as_deref());
+    let beside = g.len() > super::greedy::BATCH_NODES;
+    let (separation, implied) = separation_rows(g, &reach, &lp, &fused_edges, &fused_siblings, within.as_deref(), beside);
     lp.rows.splice(separation_at..separation_at, separation);
     let vars = lp.vars.len();
     Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars }
@@ -914,7 +915,8 @@ impl Tree {
 /// by fused links (edges and shared reads), so every chain of links
 /// between two such nodes has an unfused link: Σ ≥ 1. One shortest chain
 /// per pair; the relaxation otherwise spreads 1/n over the chain through
-/// the positions. Only from the nodes `within` allows (all when None).
+/// the positions. Only from the nodes `within` allows (all when None);
+/// with `beside`, a second thread grows trees too.
 /// Returns the rows kept and how many were left out as implied.
 fn separation_rows(
     g: &DepGraph,
@@ -923,10 +925,9 @@ fn separation_rows(
     fused_edges: &IndexMap<(NodeId, NodeId), LpVar>,
     fused_siblings: &IndexMap<(NodeId, NodeId), LpVar>,
     within: Option<&[bool]>,
+    beside: bool,
 ) -> (Vec<Row>, usize) {
-    let mut implied = 0;
     let links: Vec<(usize, usize, LpVar)> = fused_edges.iter().chain(fused_siblings.iter()).filter(|(_, x)| lp.vars[x.0].lo == 0.0).map(|((a, b), x)| (a.0 as usize, b.0 as usize, *x)).collect();
-    let tree = &mut Tree::new(g.len(), &links);
     // Each node's connected part of the link graph: a search from `a`
     // looks for the separated nodes of its own part only (one it cannot
     // reach would make it search the whole part).
@@ -935,46 +936,47 @@ fn separation_rows(
         linked.union(a, b);
     }
     let part: Vec<usize> = (0..g.len()).map(|a| linked.find(a)).collect();
+    let roots: Vec<usize> = (0..g.len()).filter(|&a| within.is_none_or(|w| w[a])).collect();
+    let chunks = roots.chunks(SEPARATION_CHUNK).collect::<Vec<_>>();
+    // The trees are the model's largest cost from about 1,500
+    // combinators (200 ms of 240 at 2,700), and each is independent of
+    // the others: past `BATCH_NODES` nodes (`model`) a second thread grows
+    // those of the chunks of roots it takes, and the chunks are put back
+    // in order before repeats are dropped, so the rows are the same either
+    // way. (Where no thread can be started, this thread grows them all.)
     // Repeats are dropped here as well as by `covering_rows`: the chains
-    // kept so far, by their hash.
-    let mut seen_chains: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
+    // kept so far, by their hash (found by the threads).
     let hasher = std::hash::RandomState::new();
-    let mut separation: Vec<(String, Vec<LpVar>)> = vec![];
-    let mut later = vec![];
-    // `wanted[c] == a + 1`: c is in `later` for a.
-    let mut wanted = vec![0; g.len()];
-    for a in 0..g.len() {
-        if within.is_some_and(|w| !w[a]) {
-            continue;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut search = ChainSearch::new(g.len(), &links, &hasher);
+        let mut done = vec![];
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(chunk) = chunks.get(k) else { return done };
+            done.push((k, chunk.iter().map(|&a| search.from(a, reach, &part)).collect::<Vec<_>>()));
         }
-        let separated = |c: usize| reach.preventing[a].contains(c) || reach.preventing[c].contains(a);
-        later.clear();
-        later.extend((a + 1..g.len()).filter(|&c| part[c] == part[a] && separated(c)));
-        if later.is_empty() {
-            continue;
+    };
+    let mut grown = std::thread::scope(|s| {
+        let beside = (beside && chunks.len() > 1).then(|| std::thread::Builder::new().name("afc-chains".into()).spawn_scoped(s, work).ok()).flatten();
+        let mut grown = work();
+        if let Some(t) = beside {
+            grown.extend(t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
         }
-        for &c in &later {
-            wanted[c] = a + 1;
-        }
-        tree.grow(a, later.len(), |c| wanted[c] == a + 1);
-        for &c in &later {
-            if !tree.reached(c) {
-                continue; // not in the tree (cannot happen: c is in a's part)
-            }
-            // A later node separated from `a` inside the chain has a row
-            // of its own over a prefix of these links, which implies this
-            // one: a superset row would add non-zeros and nothing else.
-            if tree.past[c] {
-                implied += 1;
-                continue;
-            }
-            let mut chain = tree.chain(c);
-            chain.sort_unstable();
-            let hash = std::hash::BuildHasher::hash_one(&hasher, &chain);
-            let same = seen_chains.entry(hash).or_default();
+        grown
+    });
+    grown.sort_unstable_by_key(|(k, _)| *k);
+    let mut implied = 0;
+    let mut seen: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
+    // Each chain kept: its root and far end (its name), and its links.
+    let mut separation: Vec<((usize, usize), Vec<LpVar>)> = vec![];
+    for from in grown.into_iter().flat_map(|(_, chunk)| chunk) {
+        implied += from.implied;
+        for (c, hash, chain) in from.chains {
+            let same = seen.entry(hash).or_default();
             if !same.iter().any(|&i| separation[i].1 == chain) {
                 same.push(separation.len());
-                separation.push((format!("chain_{}_{}", a, c), chain));
+                separation.push(((from.root, c), chain));
             }
         }
     }
@@ -984,9 +986,71 @@ fn separation_rows(
         .into_iter()
         .zip(keep)
         .filter(|(_, k)| *k)
-        .map(|((name, chain), _)| Row { name, terms: chain.into_iter().map(|x| (x, 1.0)).collect(), lo: 1.0, hi: f64::INFINITY })
+        .map(|(((a, c), chain), _)| Row { name: format!("chain_{}_{}", a, c), terms: chain.into_iter().map(|x| (x, 1.0)).collect(), lo: 1.0, hi: f64::INFINITY })
         .collect();
     (rows, implied)
+}
+
+/// Roots a thread of `separation_rows` takes at a time: enough that
+/// taking one costs nothing beside its trees, few enough that the two
+/// threads finish together.
+const SEPARATION_CHUNK: usize = 32;
+
+/// One thread's searches for `separation_rows`: its tree and buffers.
+struct ChainSearch<'h> {
+    tree: Tree,
+    later: Vec<usize>,
+    /// `wanted[c] == a + 1`: c is in `later` for a.
+    wanted: Vec<usize>,
+    hasher: &'h std::hash::RandomState,
+}
+
+/// The chains from one root to the later nodes separated from it.
+struct FromRoot {
+    root: usize,
+    /// Each such node, its chain's hash and links, sorted (a repeat is
+    /// then equal).
+    chains: Vec<(usize, u64, Vec<LpVar>)>,
+    /// Chains left out as implied by a shorter one through a separated node.
+    implied: usize,
+}
+
+impl<'h> ChainSearch<'h> {
+    fn new(n: usize, links: &[(usize, usize, LpVar)], hasher: &'h std::hash::RandomState) -> ChainSearch<'h> {
+        ChainSearch { tree: Tree::new(n, links), later: vec![], wanted: vec![0; n], hasher }
+    }
+
+    fn from(&mut self, a: usize, reach: &Reach, part: &[usize]) -> FromRoot {
+        let mut from = FromRoot { root: a, chains: vec![], implied: 0 };
+        let separated = |c: usize| reach.preventing[a].contains(c) || reach.preventing[c].contains(a);
+        self.later.clear();
+        self.later.extend((a + 1..part.len()).filter(|&c| part[c] == part[a] && separated(c)));
+        if self.later.is_empty() {
+            return from;
+        }
+        for &c in &self.later {
+            self.wanted[c] = a + 1;
+        }
+        let wanted = &self.wanted;
+        self.tree.grow(a, self.later.len(), |c| wanted[c] == a + 1);
+        for &c in &self.later {
+            if !self.tree.reached(c) {
+                continue; // not in the tree (cannot happen: c is in a's part)
+            }
+            // A later node separated from `a` inside the chain has a row
+            // of its own over a prefix of these links, which implies this
+            // one: a superset row would add non-zeros and nothing else.
+            if self.tree.past[c] {
+                from.implied += 1;
+                continue;
+            }
+            let mut chain = self.tree.chain(c);
+            chain.sort_unstable();
+            let hash = std::hash::BuildHasher::hash_one(self.hasher, &chain);
+            from.chains.push((c, hash, chain));
+        }
+        from
+    }
 }
 
 /// The number of nodes in each node's connected part of the graph (edges
@@ -1183,5 +1247,49 @@ mod tests {
         let keep = covering_rows(sets.iter().map(|s| s.as_slice()).collect());
         // {1,2,3} ⊇ {1,2}; {2,3,4} ⊇ {4}; the second {1,2} repeats the first.
         assert_eq!(keep, [false, true, false, true, true, false, true]);
+    }
+
+    /// The separation rows grown on two threads are those grown on one,
+    /// in the same order, with the same names: chunks of roots are taken
+    /// as the threads come, then put back in order.
+    #[test]
+    fn separation_rows_are_the_same_on_two_threads() {
+        // Chains of maps over two inputs, each fold captured by maps
+        // further on (separating nodes a fold's path runs through), and
+        // maps reading both chains.
+        let mut src = String::from("export fn chains(xs: [f64], ys: [f64]) -> ([f64], [f64], f64) {\n  let x0 = map(|x| x + 1.0, xs);\n  let y0 = map(|y| y * 2.0, ys);\n  let t0 = 0.0;\n");
+        for i in 1..400 {
+            let t = if i % 7 == 0 { format!("t{}", i - 7) } else { "0.5".to_string() };
+            src += &format!("  let x{i} = map(|a, x| a * {t} + x, x{}, xs);\n  let y{i} = map(|a, b| a + b * {t}, y{}, x{});\n", i - 1, i - 1, i / 2);
+            if i % 7 == 0 {
+                src += &format!("  let t{i} = fold((+), 0.0, y{});\n", i - 3);
+            }
+        }
+        src += "  (x399, y399, t399)\n}\n";
+        let file = afc_ir::diag::SourceFile::new("chains.acc", src);
+        let opts = crate::pipeline::Options {
+            cluster: super::super::ClusterConfig { mode: super::super::FusionMode::None, model: super::super::IlpModel::Edge, cost: CostModel::Traffic, nodes: None, time_limit: 1.0, solver: &afc_cluster_highs::Highs },
+            strategy: Default::default(),
+            verify: true,
+            verbose: false,
+            notes: false,
+            time_passes: false,
+        };
+        let (p, _) = crate::pipeline::front(&file, &opts).unwrap_or_else(|d| panic!("{}", afc_ir::diag::render_all(&d, &file)));
+        let stages = crate::pipeline::middle(&file, p, &opts).unwrap_or_else(|d| panic!("{}", afc_ir::diag::render_all(&d, &file)));
+        let fs = &stages.functions[0];
+        let (f, g) = (&fs.labelled, &fs.graph);
+        assert!(g.len() > super::super::greedy::BATCH_NODES, "{} nodes", g.len());
+        let m = model(f, g, CostModel::Traffic, false, false);
+        let reach = g.reach().unwrap();
+        let rows = |beside| {
+            let (rows, implied) = separation_rows(g, &reach, &m.lp, &m.fused_edges, &m.fused_siblings, None, beside);
+            (rows.into_iter().map(|r| (r.name, r.terms)).collect::<Vec<_>>(), implied)
+        };
+        let (one, two) = (rows(false), rows(true));
+        // (2,272 rows, from 857 roots in 27 chunks.)
+        assert!(one.0.len() > 1000, "{} rows", one.0.len());
+        assert_eq!(one, two);
+        assert_eq!(two, rows(true));
     }
 }
