@@ -11,6 +11,15 @@ const COMPILER_STACK: usize = 1 << 30;
 /// Where a plain Rust panic happened, kept by the hook for the report.
 static PANIC: Mutex<Option<String>> = Mutex::new(None);
 
+/// mimalloc, not glibc's malloc: the compiler makes and frees millions of
+/// small vectors and strings on a large program (the front end's trees,
+/// the ILP model's rows, greedy's checks), and at 10,000 combinators the
+/// front end took half the time with it and the whole run a fifth less
+/// (docs/architecture.md, "Allocation"). Only the binary: the library's
+/// users keep their own allocator.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // A bug in afc is reported as one (afc_ir::ice), with the internal-error
     // status, never as a bare Rust panic; unwinding first removes temporary
