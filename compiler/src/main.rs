@@ -14,9 +14,10 @@ static PANIC: Mutex<Option<String>> = Mutex::new(None);
 /// mimalloc, not glibc's malloc: the compiler makes and frees millions of
 /// small vectors and strings on a large program (the front end's trees,
 /// the ILP model's rows, greedy's checks), and at 10,000 combinators the
-/// front end took half the time with it and the whole run a fifth less
-/// (docs/architecture.md, "Allocation"). Only the binary: the library's
-/// users keep their own allocator.
+/// front end took two thirds of the time with it and the whole run a
+/// tenth less (docs/architecture.md, "Allocation"; without transparent
+/// huge pages, which made a run after an idle spell slower). Only the
+/// binary: the library's users keep their own allocator.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
