@@ -166,10 +166,10 @@ pub const SEARCH_NNZ: usize = 8_000;
 /// the model costs does not depend on how many chains were pruned): it
 /// guides the warm start's rounding (past the root cuts' size, weighed by
 /// the arrays written: `ilp::warm_start`). At this size (about 2,700
-/// combinators of `make bench-ilp`'s generator) the clustering takes
-/// 1.2-1.3 s, 2,500 0.9-1.0 s; above, the warm start is greedy's, with no bound, and the
-/// separation rows are built only for the parts within the root cuts'
-/// size (docs/ilp.md, "Large graphs").
+/// combinators of `make bench-ilp`'s generator) compiling to clusters
+/// takes 0.96-1.08 s, 2,500 0.84-0.93 s; above, the warm start is
+/// greedy's, with no bound, and the separation rows are built only for
+/// the parts within the root cuts' size (docs/ilp.md, "Large graphs").
 pub const RELAX_NNZ: usize = 180_000;
 
 /// An objective as `-v` prints it: every cost model's weights are
