@@ -954,7 +954,7 @@ fn separation_rows(
         loop {
             let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let Some(chunk) = chunks.get(k) else { return done };
-            done.push((k, chunk.iter().map(|&a| search.from(a, reach, &part)).collect::<Vec<_>>()));
+            done.push((k, chunk.iter().map(|&a| search.chains(a, reach, &part)).collect::<Vec<_>>()));
         }
     };
     let mut grown = std::thread::scope(|s| {
@@ -1020,7 +1020,8 @@ impl<'h> ChainSearch<'h> {
         ChainSearch { tree: Tree::new(n, links), later: vec![], wanted: vec![0; n], hasher }
     }
 
-    fn from(&mut self, a: usize, reach: &Reach, part: &[usize]) -> FromRoot {
+    /// The chains from `a` to the later nodes of its part separated from it.
+    fn chains(&mut self, a: usize, reach: &Reach, part: &[usize]) -> FromRoot {
         let mut from = FromRoot { root: a, chains: vec![], implied: 0 };
         let separated = |c: usize| reach.preventing[a].contains(c) || reach.preventing[c].contains(a);
         self.later.clear();
