@@ -957,14 +957,8 @@ fn separation_rows(
             done.push((k, chunk.iter().map(|&a| search.chains(a, reach, &part)).collect::<Vec<_>>()));
         }
     };
-    let mut grown = std::thread::scope(|s| {
-        let beside = (beside && chunks.len() > 1).then(|| std::thread::Builder::new().name("afc-chains".into()).spawn_scoped(s, work).ok()).flatten();
-        let mut grown = work();
-        if let Some(t) = beside {
-            grown.extend(t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-        }
-        grown
-    });
+    let (mut grown, theirs) = super::at_once(beside && chunks.len() > 1, "afc-chains", work, work);
+    grown.extend(theirs);
     grown.sort_unstable_by_key(|(k, _)| *k);
     let mut implied = 0;
     let mut seen: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
@@ -1204,16 +1198,15 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
     // the model's building, on a second thread (the two take about as
     // long at 10,000 combinators; each result is the same either way).
     // (Where no thread can be started, greedy runs after the model.)
-    let (mut m, reach, greedy) = std::thread::scope(|s| {
-        let beside = (g.len() > super::greedy::BATCH_NODES).then(|| std::thread::Builder::new().name("afc-greedy".into()).spawn_scoped(s, || super::greedy::cluster(f, g)).ok()).flatten();
-        let m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none());
-        let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
-        let greedy = match beside {
-            Some(t) => t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-            None => super::greedy::cluster(f, g),
-        };
-        (m, reach, greedy)
-    });
+    let ((mut m, reach), greedy) = super::at_once(
+        g.len() > super::greedy::BATCH_NODES,
+        "afc-greedy",
+        || {
+            let m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none());
+            (m, g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes))))
+        },
+        || super::greedy::cluster(f, g),
+    );
     let values = m.assignment(f, g, &greedy);
     let relaxation = if m.lp.at_trivial_bound(&values) { None } else { strengthen(f, g, cfg, &mut m) };
     let warm = warm_start_from(f, g, cfg, &m, relaxation, greedy);

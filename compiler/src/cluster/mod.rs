@@ -563,6 +563,23 @@ fn unsearched(solver: &dyn Solver, part: &afc_ir::lp::Part, relaxation: Option<&
 /// groups in order of their smallest member.
 pub type Groups = petgraph::unionfind::UnionFind<usize>;
 
+/// `here` on this thread and `there` on a second one, named `name`, at
+/// once when `beside`; otherwise, or where no thread can be started, one
+/// after the other, `here` first. A panic or internal error in `there` is
+/// carried to this thread. Each must give what it would alone (the
+/// clustering cannot depend on which thread ran what, or when).
+pub(crate) fn at_once<A, B: Send>(beside: bool, name: &str, here: impl FnOnce() -> A, there: impl Fn() -> B + Sync) -> (A, B) {
+    std::thread::scope(|s| {
+        let t = beside.then(|| std::thread::Builder::new().name(name.into()).spawn_scoped(s, &there).ok()).flatten();
+        let a = here();
+        let b = match t {
+            Some(t) => t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            None => there(),
+        };
+        (a, b)
+    })
+}
+
 /// The groups of a union-find over node ids, each in increasing order,
 /// ordered by their first member.
 pub fn groups_of(u: &Groups) -> Vec<Vec<NodeId>> {
