@@ -283,6 +283,40 @@ fn a_model_past_the_root_cuts_size_is_rounded_by_the_arrays_written() {
     assert!(count < 4 || rounded > 0, "the arrays' relaxation never beat greedy: it is not exercised");
 }
 
+/// The arrays' relaxation that guides the rounding of a model not
+/// searched is solved reduced (`Lp::reduced`: the variables the arrays
+/// written do not cost fixed where every row would have them, the rows
+/// that then always hold left out): its optimum is the whole relaxation's,
+/// at a point feasible for the whole (docs/ilp.md, "Rounding"), under
+/// every solver.
+#[test]
+fn the_arrays_relaxation_reduced_has_the_whole_ones_optimum() {
+    let (seed, count) = sized(6);
+    let mut rng = Rng(0x5ED0CED ^ seed);
+    let mut shrunk = 0;
+    for _ in 0..count {
+        let n = 15 + rng.below(100);
+        let src = random_program(&mut rng, n);
+        let stages = compile(&src, FusionMode::Ilp);
+        let fs = &stages.functions[0];
+        let (f, g) = (&fs.labelled, &fs.graph);
+        let m = afc::cluster::ilp::model(f, g, CostModel::Traffic, false, true);
+        let arrays = m.arrays_written();
+        let mut whole = m.lp.relaxed();
+        whole.objective = arrays.clone();
+        let reduced = m.lp.reduced(&arrays);
+        shrunk += (reduced.rows.len() < whole.rows.len()) as usize;
+        for solver in SOLVERS {
+            let a = solver.relaxation(&whole).solve(60.0).unwrap_or_else(|| panic!("{:?}: no optimum\n{}", solver, src));
+            let b = solver.relaxation(&reduced).solve(60.0).unwrap_or_else(|| panic!("{:?}: no optimum reduced\n{}", solver, src));
+            let (va, vb) = (whole.value_of(&a), whole.value_of(&b));
+            assert!((va - vb).abs() < 1e-6 * (1.0 + va.abs()), "{:?}: {} reduced, {} whole\n{}", solver, vb, va, src);
+            whole.feasible(&b).unwrap_or_else(|e| panic!("{:?}: {}\n{}", solver, e, src));
+        }
+    }
+    assert!(count < 4 || shrunk > 0, "no program's relaxation was reduced: the rule is not exercised");
+}
+
 /// A model too large to relax (`RELAX_NNZ`, without its separation rows)
 /// builds the separation rows of its small parts only: a large part's
 /// would be carried and never used (docs/ilp.md, "Large graphs"). Without

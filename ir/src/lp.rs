@@ -144,9 +144,6 @@ pub trait Solver: std::fmt::Debug {
 /// A linear relaxation solved again and again as rows are added.
 pub trait Relaxation {
     fn add_rows(&mut self, rows: &[Row]);
-    /// Minimises `objective` instead of the program's own from the next
-    /// solve on (the same rows under other weights).
-    fn reweigh(&mut self, objective: &[(LpVar, f64)]);
     /// An optimal point, or None (infeasible, or stopped by the time limit).
     fn solve(&mut self, seconds: f64) -> Option<Vec<f64>>;
 }
@@ -161,9 +158,6 @@ pub struct Resolve<'a> {
 impl Relaxation for Resolve<'_> {
     fn add_rows(&mut self, rows: &[Row]) {
         self.lp.rows.extend_from_slice(rows);
-    }
-    fn reweigh(&mut self, objective: &[(LpVar, f64)]) {
-        self.lp.objective = objective.to_vec();
     }
     fn solve(&mut self, seconds: f64) -> Option<Vec<f64>> {
         let sol = self.solver.solve(&self.lp, Limits { nodes: 0, seconds, start: None, heuristics: false, progress: None });
@@ -284,6 +278,115 @@ impl Lp {
         parts
     }
 
+    /// This program's linear relaxation under `objective`, smaller: a
+    /// variable `objective` does not cost whose every row would let it go
+    /// one way (each row it is in has room only on the side that moving
+    /// it to one bound draws away from) is fixed at that bound, and a row
+    /// its variables' bounds then always satisfy is left out, until
+    /// neither applies (docs/ilp.md, "Rounding"). Moving such a variable
+    /// to its bound keeps a feasible point feasible at the same cost, so
+    /// the reduced program has the relaxation's optimum, and each of its
+    /// optimal points is one of the relaxation's. Variables keep their
+    /// numbers (a fixed one has `lo = hi`).
+    pub fn reduced(&self, objective: &[(LpVar, f64)]) -> Lp {
+        let n = self.vars.len();
+        let mut lo: Vec<f64> = self.vars.iter().map(|v| v.lo).collect();
+        let mut hi: Vec<f64> = self.vars.iter().map(|v| v.hi).collect();
+        let mut costed = vec![false; n];
+        for (v, c) in objective {
+            costed[v.0] |= *c != 0.0;
+        }
+        // Each variable's rows (by column, as `start` gives them).
+        let mut start = vec![0usize; n + 1];
+        for r in &self.rows {
+            for (v, _) in &r.terms {
+                start[v.0 + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut at = start.clone();
+        let mut rows_of = vec![0u32; start[n]];
+        for (i, r) in self.rows.iter().enumerate() {
+            for (v, _) in &r.terms {
+                rows_of[at[v.0]] = i as u32;
+                at[v.0] += 1;
+            }
+        }
+        let mut kept = vec![true; self.rows.len()];
+        // Work lists: the variables whose rows changed, the rows whose
+        // variables did; every one at first.
+        let mut vars: Vec<usize> = (0..n).collect();
+        let mut rows: Vec<usize> = (0..self.rows.len()).collect();
+        let (mut var_queued, mut row_queued) = (vec![true; n], vec![true; self.rows.len()]);
+        while !vars.is_empty() || !rows.is_empty() {
+            for v in std::mem::take(&mut vars) {
+                var_queued[v] = false;
+                if costed[v] || lo[v] == hi[v] {
+                    continue;
+                }
+                // Which way the variable's rows would have it go.
+                let (mut up, mut down) = (false, false);
+                for &i in &rows_of[start[v]..start[v + 1]] {
+                    let r = &self.rows[i as usize];
+                    if !kept[i as usize] {
+                        continue;
+                    }
+                    for &(w, c) in &r.terms {
+                        if w.0 == v && c != 0.0 {
+                            down |= (r.hi.is_finite() && c > 0.0) || (r.lo.is_finite() && c < 0.0);
+                            up |= (r.hi.is_finite() && c < 0.0) || (r.lo.is_finite() && c > 0.0);
+                        }
+                    }
+                }
+                let to = match (up, down) {
+                    (true, false) => hi[v],
+                    (false, _) => lo[v],
+                    (true, true) => continue,
+                };
+                if !to.is_finite() {
+                    continue;
+                }
+                (lo[v], hi[v]) = (to, to);
+                for &i in &rows_of[start[v]..start[v + 1]] {
+                    let i = i as usize;
+                    if kept[i] && !row_queued[i] {
+                        row_queued[i] = true;
+                        rows.push(i);
+                    }
+                }
+            }
+            for i in std::mem::take(&mut rows) {
+                row_queued[i] = false;
+                let r = &self.rows[i];
+                if !kept[i] {
+                    continue;
+                }
+                let (mut least, mut most) = (0.0, 0.0);
+                for &(v, c) in &r.terms {
+                    if c != 0.0 {
+                        let (a, b) = (c * lo[v.0], c * hi[v.0]);
+                        least += a.min(b);
+                        most += a.max(b);
+                    }
+                }
+                if least >= r.lo && most <= r.hi {
+                    kept[i] = false;
+                    for &(v, _) in &r.terms {
+                        if !var_queued[v.0] {
+                            var_queued[v.0] = true;
+                            vars.push(v.0);
+                        }
+                    }
+                }
+            }
+        }
+        let vars = self.vars.iter().enumerate().map(|(i, v)| VarDef { name: v.name.clone(), lo: lo[i], hi: hi[i], integer: false }).collect();
+        let rows = self.rows.iter().zip(&kept).filter(|(_, k)| **k).map(|(r, _)| r.clone()).collect();
+        Lp { vars, rows, objective: objective.to_vec(), comments: vec![] }
+    }
+
     /// Checks a candidate assignment against every bound and row.
     pub fn feasible(&self, sol: &[f64]) -> Result<(), String> {
         const EPS: f64 = 1e-6;
@@ -399,6 +502,50 @@ mod tests {
             let sum: f64 = parts.iter().map(|p| p.lp.value_of(&p.restrict(&point))).sum();
             assert_eq!(lp.value_of(&point), sum);
         }
+    }
+
+    #[test]
+    fn reduced_fixes_the_uncosted_variables_every_row_would_move_one_way() {
+        // A written array `m` (costed), an edge `x` (x ≤ m), a later read
+        // `r` paid unless shared (`y`, by a sibling pair `s`), a chain row
+        // that wants x or s apart, and `o`, `w` tied by an equation.
+        let mut lp = Lp::default();
+        let m = lp.binary("m".into());
+        let x = lp.binary("x".into());
+        let r = lp.var("r".into(), 0.0, 1.0, false);
+        let y = lp.var("y".into(), 0.0, 1.0, false);
+        let s = lp.binary("s".into());
+        let o = lp.var("o".into(), 0.0, 1.0, false);
+        let w = lp.binary("w".into());
+        let t = lp.var("t".into(), 0.0, f64::INFINITY, false);
+        lp.row("manifest".into(), vec![(x, 1.0), (m, -1.0)], f64::NEG_INFINITY, 0.0);
+        lp.row("read".into(), vec![(r, 1.0), (y, 1.0), (x, -1.0)], 0.0, f64::INFINITY);
+        lp.row("pays".into(), vec![(y, 1.0), (r, -1.0)], f64::NEG_INFINITY, 0.0);
+        lp.row("share".into(), vec![(y, 1.0), (s, 1.0)], f64::NEG_INFINITY, 1.0);
+        lp.row("chain".into(), vec![(x, 1.0), (s, 1.0)], 1.0, f64::INFINITY);
+        lp.row("of".into(), vec![(o, 1.0), (w, -1.0)], 0.0, 0.0);
+        lp.row("up".into(), vec![(t, 1.0), (w, 1.0)], 1.0, f64::INFINITY);
+        lp.objective = vec![(x, 5.0), (r, 1.0), (s, 1.0)];
+        let red = lp.reduced(&[(m, 1.0)]);
+        let bounds = |v: LpVar| (red.vars[v.0].lo, red.vars[v.0].hi);
+        // r pays (1), so the read row holds and y need not share (0); s
+        // apart (1) satisfies the chain, so x may be fused (0); then the
+        // manifest row holds whatever m is.
+        assert_eq!([bounds(r), bounds(y), bounds(s), bounds(x)], [(1.0, 1.0), (0.0, 0.0), (1.0, 1.0), (0.0, 0.0)]);
+        // The objective's variable, an equation's and an unbounded one
+        // that its row would have go up stay free.
+        assert_eq!([bounds(m), bounds(o), bounds(w), bounds(t)], [(0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, f64::INFINITY)]);
+        let names: Vec<&str> = red.rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["of", "up"]);
+        assert_eq!(red.objective, vec![(m, 1.0)]);
+        assert!(red.vars.iter().all(|v| !v.integer));
+        // Under the program's own objective x, r and s cost, and y has a
+        // row either way: only m is fixed (written), which the manifest
+        // row then always allows.
+        let own = lp.reduced(&lp.objective);
+        assert_eq!((own.vars[m.0].lo, own.vars[m.0].hi), (1.0, 1.0));
+        assert!(own.vars.iter().zip(&lp.vars).skip(1).all(|(a, b)| (a.lo, a.hi) == (b.lo, b.hi)));
+        assert_eq!(own.rows.len(), lp.rows.len() - 1);
     }
 
     #[test]

@@ -67,20 +67,6 @@ impl Relaxation for Relaxed {
             afc_ir::ice::fail("cluster", "HiGHS refused the root cuts' rows", "");
         }
     }
-    fn reweigh(&mut self, objective: &[(afc_ir::lp::LpVar, f64)]) {
-        if self.n == 0 {
-            return;
-        }
-        let mut cost = vec![0.0; self.n];
-        for (v, c) in objective {
-            cost[v.0] += c;
-        }
-        // SAFETY: one cost per column, columns 0..n (n > 0).
-        let status = unsafe { Highs_changeColsCostByRange(self.h.0, 0, self.n as HighsInt - 1, cost.as_ptr()) };
-        if status == STATUS_ERROR {
-            afc_ir::ice::fail("cluster", "HiGHS refused a relaxation's costs", "");
-        }
-    }
     fn solve(&mut self, seconds: f64) -> Option<Vec<f64>> {
         self.h.set("time_limit", Opt::Double(seconds.max(0.0)));
         // SAFETY: a model was passed.

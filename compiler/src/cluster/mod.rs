@@ -167,7 +167,7 @@ pub const SEARCH_NNZ: usize = 8_000;
 /// guides the warm start's rounding (past the root cuts' size, weighed by
 /// the arrays written: `ilp::warm_start`). At this size (about 2,700
 /// combinators of `make bench-ilp`'s generator) compiling to clusters
-/// takes 0.96-1.08 s, 2,500 0.84-0.93 s; above, the warm start is
+/// takes 0.84-0.98 s, 2,500 0.72-0.77 s; above, the warm start is
 /// greedy's, with no bound, and the separation rows are built only for
 /// the parts within the root cuts' size (docs/ilp.md, "Large graphs").
 pub const RELAX_NNZ: usize = 180_000;
