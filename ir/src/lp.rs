@@ -279,15 +279,15 @@ impl Lp {
     }
 
     /// This program's linear relaxation under `objective`, smaller: a
-    /// variable `objective` does not cost whose every row would let it go
-    /// one way (each row it is in has room only on the side that moving
-    /// it to one bound draws away from) is fixed at that bound, and a row
-    /// its variables' bounds then always satisfy is left out, until
-    /// neither applies (docs/ilp.md, "Rounding"). Moving such a variable
-    /// to its bound keeps a feasible point feasible at the same cost, so
-    /// the reduced program has the relaxation's optimum, and each of its
-    /// optimal points is one of the relaxation's. Variables keep their
-    /// numbers (a fixed one has `lo = hi`).
+    /// variable `objective` does not cost is fixed at one of its bounds
+    /// when moving it there breaks none of its rows (each is one-sided,
+    /// and the move takes the row's sum away from that side), and a row
+    /// that its variables' bounds then always satisfy is left out, until
+    /// neither applies (docs/ilp.md, "Rounding"). The move keeps a
+    /// feasible point feasible at the same cost, so the reduced program
+    /// has the relaxation's optimum, and each of its optimal points is
+    /// one of the relaxation's. Variables keep their numbers (a fixed one
+    /// has `lo = hi`).
     pub fn reduced(&self, objective: &[(LpVar, f64)]) -> Lp {
         let n = self.vars.len();
         let mut lo: Vec<f64> = self.vars.iter().map(|v| v.lo).collect();
@@ -307,10 +307,10 @@ impl Lp {
             start[i + 1] += start[i];
         }
         let mut at = start.clone();
-        let mut rows_of = vec![0u32; start[n]];
+        let mut rows_of = vec![(0u32, 0.0); start[n]];
         for (i, r) in self.rows.iter().enumerate() {
-            for (v, _) in &r.terms {
-                rows_of[at[v.0]] = i as u32;
+            for &(v, c) in &r.terms {
+                rows_of[at[v.0]] = (i as u32, c);
                 at[v.0] += 1;
             }
         }
@@ -328,16 +328,11 @@ impl Lp {
                 }
                 // Which way the variable's rows would have it go.
                 let (mut up, mut down) = (false, false);
-                for &i in &rows_of[start[v]..start[v + 1]] {
+                for &(i, c) in &rows_of[start[v]..start[v + 1]] {
                     let r = &self.rows[i as usize];
-                    if !kept[i as usize] {
-                        continue;
-                    }
-                    for &(w, c) in &r.terms {
-                        if w.0 == v && c != 0.0 {
-                            down |= (r.hi.is_finite() && c > 0.0) || (r.lo.is_finite() && c < 0.0);
-                            up |= (r.hi.is_finite() && c < 0.0) || (r.lo.is_finite() && c > 0.0);
-                        }
+                    if kept[i as usize] && c != 0.0 {
+                        down |= (r.hi.is_finite() && c > 0.0) || (r.lo.is_finite() && c < 0.0);
+                        up |= (r.hi.is_finite() && c < 0.0) || (r.lo.is_finite() && c > 0.0);
                     }
                 }
                 let to = match (up, down) {
@@ -349,7 +344,7 @@ impl Lp {
                     continue;
                 }
                 (lo[v], hi[v]) = (to, to);
-                for &i in &rows_of[start[v]..start[v + 1]] {
+                for &(i, _) in &rows_of[start[v]..start[v + 1]] {
                     let i = i as usize;
                     if kept[i] && !row_queued[i] {
                         row_queued[i] = true;
