@@ -295,9 +295,10 @@ fn the_arrays_relaxation_reduced_has_the_whole_ones_optimum() {
     let mut rng = Rng(0x5ED0CED ^ seed);
     let mut shrunk = 0;
     for _ in 0..count {
-        let n = 15 + rng.below(100);
+        let n = 20 + rng.below(180);
         let src = random_program(&mut rng, n);
-        let stages = compile(&src, FusionMode::Ilp);
+        // The graph is the same in every mode; greedy's clusters it fastest.
+        let stages = compile(&src, FusionMode::Greedy);
         let fs = &stages.functions[0];
         let (f, g) = (&fs.labelled, &fs.graph);
         let m = afc::cluster::ilp::model(f, g, CostModel::Traffic, false, true);
@@ -315,6 +316,42 @@ fn the_arrays_relaxation_reduced_has_the_whole_ones_optimum() {
         }
     }
     assert!(count < 4 || shrunk > 0, "no program's relaxation was reduced: the rule is not exercised");
+}
+
+/// A model too large to relax whole is relaxed in chunks of nodes
+/// (`ilp::chunked_relaxation`, docs/ilp.md "Rounding"): the point is the
+/// same on one thread and on two (chunks taken as they come), a link
+/// between chunks is 1 (apart), every link lies within its bounds, and
+/// the chunks fuse something.
+#[test]
+fn a_relaxation_in_chunks_is_the_same_on_two_threads() {
+    let (seed, count) = sized(4);
+    let mut rng = Rng(0xC4C4ED ^ seed);
+    let mut fused = 0;
+    for _ in 0..count {
+        let n = 150 + rng.below(250);
+        let src = random_program(&mut rng, n);
+        // The graph is the same in every mode; greedy's clusters it fastest.
+        let stages = compile(&src, FusionMode::Greedy);
+        let fs = &stages.functions[0];
+        let (f, g) = (&fs.labelled, &fs.graph);
+        let cfg = common::options(FusionMode::Ilp).cluster;
+        let m = afc::cluster::ilp::model(f, g, CostModel::Traffic, false, true);
+        let chunk = 40 + rng.below(80);
+        let one = afc::cluster::ilp::chunked_relaxation(g, &cfg, &m, chunk, false);
+        let two = afc::cluster::ilp::chunked_relaxation(g, &cfg, &m, chunk, true);
+        assert!(one.iter().zip(&two).all(|(a, b)| a.to_bits() == b.to_bits()), "one thread and two differ\n{}", src);
+        let runs = g.len().div_ceil(chunk);
+        for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
+            let v = one[x.0];
+            assert!((-1e-9..=1.0 + 1e-9).contains(&v), "{} outside [0, 1]\n{}", v, src);
+            if (a.0 as usize) * runs / g.len() != (b.0 as usize) * runs / g.len() {
+                assert_eq!(v, 1.0, "a link between chunks is not apart\n{}", src);
+            }
+            fused += (v < 0.5) as usize;
+        }
+    }
+    assert!(count < 2 || fused > 0, "no chunk fused anything: the relaxation is not exercised");
 }
 
 /// A model too large to relax (`RELAX_NNZ`, without its separation rows)

@@ -382,6 +382,32 @@ impl Lp {
         Lp { vars, rows, objective: objective.to_vec(), comments: vec![] }
     }
 
+    /// The program of the rows `keep` takes, over the variables they use
+    /// (in their order here), with the objective's terms on those: a
+    /// piece of the program the caller chose (`parts` are the pieces no
+    /// row joins). Its optimum bounds nothing of the whole's.
+    pub fn sub(&self, keep: impl Fn(&Row) -> bool) -> Part {
+        let mut at: Vec<Option<usize>> = vec![None; self.vars.len()];
+        let rows: Vec<&Row> = self.rows.iter().filter(|r| keep(r)).collect();
+        for r in &rows {
+            for (v, _) in &r.terms {
+                at[v.0] = Some(0);
+            }
+        }
+        let mut part = Part { lp: Lp::default(), vars: vec![] };
+        for (i, a) in at.iter_mut().enumerate() {
+            if a.is_some() {
+                *a = Some(part.vars.len());
+                part.vars.push(LpVar(i));
+                part.lp.vars.push(self.vars[i].clone());
+            }
+        }
+        let local = |v: LpVar| LpVar(at[v.0].expect("a kept row's variable is in the piece"));
+        part.lp.rows = rows.iter().map(|r| Row { name: r.name.clone(), terms: r.terms.iter().map(|(v, c)| (local(*v), *c)).collect(), lo: r.lo, hi: r.hi }).collect();
+        part.lp.objective = self.objective.iter().filter(|(v, _)| at[v.0].is_some()).map(|(v, c)| (local(*v), *c)).collect();
+        part
+    }
+
     /// Checks a candidate assignment against every bound and row.
     pub fn feasible(&self, sol: &[f64]) -> Result<(), String> {
         const EPS: f64 = 1e-6;

@@ -1096,7 +1096,9 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
     let at_bound = m.lp.at_trivial_bound(&values);
     let mut best = super::WarmStart { clustering: greedy, values, note: format!("greedy {}", value), relaxation: None };
     let mut best_value = value;
-    if at_bound || (cfg.nodes.is_none() && !m.relax) {
+    // Past RELAX_NNZ the relaxation is solved in chunks, up to CHUNKED_NNZ.
+    let chunked = cfg.nodes.is_none() && !m.relax;
+    if at_bound || (chunked && m.base > super::CHUNKED_NNZ) {
         return best;
     }
     let lazy = cfg.model == super::IlpModel::Lazy;
@@ -1134,6 +1136,7 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
             // sibling pair, so their rows go (`Lp::reduced`; at 2,650
             // combinators 68,000 rows become 33,000 and the solve is a
             // fifth faster).
+            _ if arrays && chunked => Some(chunked_relaxation(g, cfg, guide, super::CHUNK_NODES, true)),
             _ if arrays => cfg.solver.relaxation(&guide.lp.reduced(&guide.arrays_written())).solve(cfg.time_limit),
             Some(r) if std::ptr::eq(guide, m) => Some(r.clone()),
             _ => cfg.solver.relaxation(&guide.lp).solve(cfg.time_limit),
@@ -1155,6 +1158,60 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
         }
     }
     best
+}
+
+/// The arrays' relaxation of a model too large to relax whole
+/// (`RELAX_NNZ`), in chunks (docs/ilp.md, "Rounding"): the nodes cut into
+/// runs of `chunk_nodes` in source order, and each run's rows (those
+/// whose links, positions and orders all lie within it) solved reduced
+/// (`Lp::reduced`) as a program of their own, two at a time when
+/// `beside`. A link between runs is 1 (apart), so the rounding tries it
+/// after the rest; so is every link of a run whose solve stops. Each run
+/// is solved as it would be alone, so the point does not depend on which
+/// thread took it.
+pub fn chunked_relaxation(g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, chunk_nodes: usize, beside: bool) -> Vec<f64> {
+    let lp = m.lp.reduced(&m.arrays_written());
+    let n = g.len().max(1);
+    let runs = n.div_ceil(chunk_nodes.max(1));
+    let run = |a: usize| a * runs / n;
+    // Each variable's run: a link's when both ends are in one; None for
+    // the arrays' and reads' variables, which go with their rows.
+    let mut of: Vec<Option<usize>> = vec![None; lp.vars.len()];
+    let mut across = vec![false; lp.vars.len()];
+    for a in 0..g.len() {
+        for v in std::iter::once(m.pi[a]).chain(m.orders.of(a)) {
+            of[v.0] = Some(run(a));
+        }
+    }
+    for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
+        let (ra, rb) = (run(a.0 as usize), run(b.0 as usize));
+        of[x.0] = Some(ra);
+        across[x.0] = ra != rb;
+    }
+    let within = |r: &afc_ir::lp::Row, k: usize| r.terms.iter().all(|(v, _)| !across[v.0] && of[v.0].is_none_or(|c| c == k));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut solved = vec![];
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if k >= runs {
+                return solved;
+            }
+            let piece = lp.sub(|r| within(r, k));
+            solved.push((k, cfg.solver.relaxation(&piece.lp).solve(cfg.time_limit).map(|x| (piece.vars, x))));
+        }
+    };
+    let (mut solved, there) = super::at_once(beside && runs > 1, "afc-relax", work, work);
+    solved.extend(there);
+    let mut point = vec![1.0; lp.vars.len()];
+    for (k, piece) in solved {
+        for (v, x) in piece.into_iter().flat_map(|(vars, x)| vars.into_iter().zip(x)) {
+            if of[v.0] == Some(k) && !across[v.0] {
+                point[v.0] = x;
+            }
+        }
+    }
+    point
 }
 
 /// The model as the search gets it (`--emit=ilp`): `model`, with the root

@@ -167,10 +167,24 @@ pub const SEARCH_NNZ: usize = 8_000;
 /// guides the warm start's rounding (past the root cuts' size, weighed by
 /// the arrays written: `ilp::warm_start`). At this size (about 2,700
 /// combinators of `make bench-ilp`'s generator) compiling to clusters
-/// takes 0.84-0.98 s, 2,500 0.72-0.77 s; above, the warm start is
-/// greedy's, with no bound, and the separation rows are built only for
-/// the parts within the root cuts' size (docs/ilp.md, "Large graphs").
+/// takes 0.84-0.98 s, 2,500 0.72-0.77 s; above, the relaxation is solved
+/// in chunks (`CHUNKED_NNZ`), with no bound, and the separation rows are
+/// built only for the parts within the root cuts' size (docs/ilp.md,
+/// "Large graphs").
 pub const RELAX_NNZ: usize = 180_000;
+
+/// The largest model (in non-zeros without its separation rows, as
+/// `RELAX_NNZ`) whose arrays' relaxation is solved in chunks of
+/// `CHUNK_NODES` nodes when it is too large to solve whole
+/// (`ilp::chunked_relaxation`; docs/ilp.md, "Rounding"): about 6,000
+/// combinators of `make bench-ilp`'s generator, 0.74-0.76 s to clusters,
+/// their rounding 7-8 % cheaper than greedy's; past it the warm start is
+/// greedy's (7,000: 0.46 s, 9,999: 0.75-0.85 s).
+pub const CHUNKED_NNZ: usize = 400_000;
+/// The nodes of one chunk of a relaxation solved in chunks: at 3,000-6,000
+/// combinators chunks of 700 were 10 % faster and their rounding 0.3-1.2 %
+/// dearer, chunks of 1,500 10-20 % slower and 0.5-0.8 % cheaper.
+pub const CHUNK_NODES: usize = 1_000;
 
 /// An objective as `-v` prints it: every cost model's weights are
 /// integers, so a solver's value is one but for the rounding of its

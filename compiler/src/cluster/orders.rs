@@ -105,6 +105,11 @@ impl OrderVars {
         OrderVars { o, domain, ind }
     }
 
+    /// Node `a`'s variables: `o_a` and its indicators.
+    pub fn of(&self, a: usize) -> impl Iterator<Item = LpVar> + '_ {
+        std::iter::once(self.o[a]).chain(self.ind[a].iter().copied())
+    }
+
     /// `[o_a = k]`.
     pub fn is(&self, a: NodeId, k: u32) -> Is {
         let (dom, ind) = (&self.domain[a.0 as usize], &self.ind[a.0 as usize]);
