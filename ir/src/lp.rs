@@ -570,6 +570,28 @@ mod tests {
     }
 
     #[test]
+    fn sub_takes_the_chosen_rows_over_their_variables() {
+        let mut lp = Lp::default();
+        let a = lp.binary("a".into());
+        let b = lp.binary("b".into());
+        let c = lp.var("c".into(), 0.0, 3.0, false);
+        let d = lp.binary("d".into());
+        lp.row("cb".into(), vec![(c, 1.0), (b, 2.0)], 1.0, f64::INFINITY);
+        lp.row("ad".into(), vec![(a, 1.0), (d, -1.0)], f64::NEG_INFINITY, 0.0);
+        lp.row("bd".into(), vec![(b, 1.0), (d, 1.0)], 0.0, 1.0);
+        lp.objective = vec![(d, 3.0), (c, 1.0), (a, -1.0)];
+        let piece = lp.sub(|r| r.name != "ad");
+        // b, c and d in their order here, renumbered; a is in no row kept.
+        assert_eq!(piece.vars, vec![b, c, d]);
+        assert_eq!(piece.lp.vars.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["b", "c", "d"]);
+        assert_eq!(piece.lp.rows[0].terms, vec![(LpVar(1), 1.0), (LpVar(0), 2.0)]);
+        assert_eq!(piece.lp.rows[1].terms, vec![(LpVar(0), 1.0), (LpVar(2), 1.0)]);
+        assert_eq!((piece.lp.rows[1].lo, piece.lp.rows[1].hi), (0.0, 1.0));
+        assert_eq!(piece.lp.objective, vec![(LpVar(2), 3.0), (LpVar(1), 1.0)]);
+        assert_eq!(piece.restrict(&[0.5, 1.0, 2.0, 0.0]), vec![1.0, 2.0, 0.0]);
+    }
+
+    #[test]
     fn the_trivial_bound_takes_each_term_at_its_cheaper_bound() {
         let mut lp = Lp::default();
         let a = lp.binary("a".into());
