@@ -308,8 +308,8 @@ fn the_arrays_relaxation_reduced_has_the_whole_ones_optimum() {
         let reduced = m.lp.reduced(&arrays);
         shrunk += (reduced.rows.len() < whole.rows.len()) as usize;
         for solver in SOLVERS {
-            let a = solver.relaxation(&whole).solve(60.0).unwrap_or_else(|| panic!("{:?}: no optimum\n{}", solver, src));
-            let b = solver.relaxation(&reduced).solve(60.0).unwrap_or_else(|| panic!("{:?}: no optimum reduced\n{}", solver, src));
+            let a = solver.relaxation(&whole).solve(60.0).unwrap_or_else(|e| panic!("{:?}: no optimum ({:?})\n{}", solver, e, src));
+            let b = solver.relaxation(&reduced).solve(60.0).unwrap_or_else(|e| panic!("{:?}: no optimum reduced ({:?})\n{}", solver, e, src));
             let (va, vb) = (whole.value_of(&a), whole.value_of(&b));
             assert!((va - vb).abs() < 1e-6 * (1.0 + va.abs()), "{:?}: {} reduced, {} whole\n{}", solver, vb, va, src);
             whole.feasible(&b).unwrap_or_else(|e| panic!("{:?}: {}\n{}", solver, e, src));
@@ -338,8 +338,9 @@ fn a_relaxation_in_chunks_is_the_same_on_two_threads() {
         let cfg = common::options(FusionMode::Ilp).cluster;
         let m = afc::cluster::ilp::model(f, g, CostModel::Traffic, false, true);
         let chunk = 40 + rng.below(80);
-        let one = afc::cluster::ilp::chunked_relaxation(g, &cfg, &m, chunk, false);
-        let two = afc::cluster::ilp::chunked_relaxation(g, &cfg, &m, chunk, true);
+        let (one, stopped) = afc::cluster::ilp::chunked_relaxation(g, &cfg, &m, chunk, false);
+        let (two, _) = afc::cluster::ilp::chunked_relaxation(g, &cfg, &m, chunk, true);
+        assert!(!stopped, "a chunk was stopped by the time limit\n{}", src);
         assert!(one.iter().zip(&two).all(|(a, b)| a.to_bits() == b.to_bits()), "one thread and two differ\n{}", src);
         let runs = g.len().div_ceil(chunk);
         for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {

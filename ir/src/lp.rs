@@ -144,8 +144,18 @@ pub trait Solver: std::fmt::Debug {
 /// A linear relaxation solved again and again as rows are added.
 pub trait Relaxation {
     fn add_rows(&mut self, rows: &[Row]);
-    /// An optimal point, or None (infeasible, or stopped by the time limit).
-    fn solve(&mut self, seconds: f64) -> Option<Vec<f64>>;
+    /// An optimal point, or why there is none.
+    fn solve(&mut self, seconds: f64) -> Result<Vec<f64>, NoPoint>;
+}
+
+/// Why a relaxation gave no point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoPoint {
+    /// The time limit stopped it: what follows depends on the machine,
+    /// and afc says so.
+    TimeLimit,
+    /// Infeasible, or the solver failed.
+    Failed,
 }
 
 /// A relaxation solved from scratch each time, for solvers that cannot
@@ -159,9 +169,13 @@ impl Relaxation for Resolve<'_> {
     fn add_rows(&mut self, rows: &[Row]) {
         self.lp.rows.extend_from_slice(rows);
     }
-    fn solve(&mut self, seconds: f64) -> Option<Vec<f64>> {
+    fn solve(&mut self, seconds: f64) -> Result<Vec<f64>, NoPoint> {
         let sol = self.solver.solve(&self.lp, Limits { nodes: 0, seconds, start: None, heuristics: false, progress: None });
-        (sol.status != SolveStatus::None).then_some(sol.values)
+        match (sol.status, sol.stop) {
+            (SolveStatus::None, Stop::TimeLimit) => Err(NoPoint::TimeLimit),
+            (SolveStatus::None, _) => Err(NoPoint::Failed),
+            _ => Ok(sol.values),
+        }
     }
 }
 

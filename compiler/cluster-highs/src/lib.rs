@@ -7,7 +7,7 @@
 //! afc needs the dual bound and node count it does not expose; the calls
 //! below are the few the Solver trait needs, each checked.
 
-use afc_ir::lp::{Limits, Lp, Progress, Relaxation, Row, Solution, SolveStatus, Stop, Watch};
+use afc_ir::lp::{Limits, Lp, NoPoint, Progress, Relaxation, Row, Solution, SolveStatus, Stop, Watch};
 use highs_sys::*;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
@@ -67,11 +67,17 @@ impl Relaxation for Relaxed {
             afc_ir::ice::fail("cluster", "HiGHS refused the root cuts' rows", "");
         }
     }
-    fn solve(&mut self, seconds: f64) -> Option<Vec<f64>> {
+    fn solve(&mut self, seconds: f64) -> Result<Vec<f64>, NoPoint> {
         self.h.set("time_limit", Opt::Double(seconds.max(0.0)));
         // SAFETY: a model was passed.
-        if unsafe { Highs_run(self.h.0) } == STATUS_ERROR || unsafe { Highs_getModelStatus(self.h.0) } != MODEL_STATUS_OPTIMAL {
-            return None;
+        if unsafe { Highs_run(self.h.0) } == STATUS_ERROR {
+            return Err(NoPoint::Failed);
+        }
+        // SAFETY: the model was run.
+        match unsafe { Highs_getModelStatus(self.h.0) } {
+            MODEL_STATUS_OPTIMAL => {}
+            MODEL_STATUS_REACHED_TIME_LIMIT => return Err(NoPoint::TimeLimit),
+            _ => return Err(NoPoint::Failed),
         }
         let mut values = vec![0.0; self.n];
         // SAFETY: one value per column.
@@ -80,7 +86,7 @@ impl Relaxation for Relaxed {
         // and the dual simplex from the last basis is what makes a round
         // after the first cheap.
         self.h.set("presolve", Opt::Str("off"));
-        Some(values)
+        Ok(values)
     }
 }
 

@@ -1094,7 +1094,7 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
     let values = m.assignment(f, g, &greedy);
     let value = m.lp.value_of(&values);
     let at_bound = m.lp.at_trivial_bound(&values);
-    let mut best = super::WarmStart { clustering: greedy, values, note: format!("greedy {}", value), relaxation: None };
+    let mut best = super::WarmStart { clustering: greedy, values, note: format!("greedy {}", value), relaxation: None, stopped: false };
     let mut best_value = value;
     // Past RELAX_NNZ the relaxation is solved in chunks, up to CHUNKED_NNZ.
     let chunked = cfg.nodes.is_none() && !m.relax;
@@ -1136,12 +1136,22 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
             // sibling pair, so their rows go (`Lp::reduced`; at 2,650
             // combinators 68,000 rows become 33,000 and the solve is a
             // fifth faster).
-            _ if arrays && chunked => Some(chunked_relaxation(g, cfg, guide, super::CHUNK_NODES, true)),
+            _ if arrays && chunked => {
+                let (point, stopped) = chunked_relaxation(g, cfg, guide, super::CHUNK_NODES, true);
+                best.stopped |= stopped;
+                Ok(point)
+            }
             _ if arrays => cfg.solver.relaxation(&guide.lp.reduced(&guide.arrays_written())).solve(cfg.time_limit),
-            Some(r) if std::ptr::eq(guide, m) => Some(r.clone()),
+            Some(r) if std::ptr::eq(guide, m) => Ok(r.clone()),
             _ => cfg.solver.relaxation(&guide.lp).solve(cfg.time_limit),
         };
-        let Some(point) = solved else { continue };
+        let point = match solved {
+            Ok(point) => point,
+            Err(e) => {
+                best.stopped |= e == afc_ir::lp::NoPoint::TimeLimit;
+                continue;
+            }
+        };
         let mut links: Vec<((NodeId, NodeId), f64)> = guide.fused_edges.iter().chain(guide.fused_siblings.iter()).map(|(k, x)| (*k, point[x.0])).collect();
         // Only the model's own optimum bounds its objective.
         if std::ptr::eq(guide, m) && !arrays {
@@ -1153,7 +1163,7 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
         let values = m.assignment(f, g, &rounded);
         let r = m.lp.value_of(&values);
         if r < best_value - 0.5 && m.lp.feasible(&values).is_ok() {
-            best = super::WarmStart { clustering: rounded, values, note: format!("greedy {}, rounded {}", value, r), relaxation: best.relaxation };
+            best = super::WarmStart { clustering: rounded, values, note: format!("greedy {}, rounded {}", value, r), relaxation: best.relaxation, stopped: best.stopped };
             best_value = r;
         }
     }
@@ -1166,10 +1176,11 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
 /// whose links, positions and orders all lie within it) solved reduced
 /// (`Lp::reduced`) as a program of their own, two at a time when
 /// `beside`. A link between runs is 1 (apart), so the rounding tries it
-/// after the rest; so is every link of a run whose solve stops. Each run
-/// is solved as it would be alone, so the point does not depend on which
-/// thread took it.
-pub fn chunked_relaxation(g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, chunk_nodes: usize, beside: bool) -> Vec<f64> {
+/// after the rest; so is every link of a run whose solve stops (and
+/// whether the time limit stopped one is returned beside the point). Each
+/// run is solved as it would be alone, so the point does not depend on
+/// which thread took it.
+pub fn chunked_relaxation(g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, chunk_nodes: usize, beside: bool) -> (Vec<f64>, bool) {
     let lp = m.lp.reduced(&m.arrays_written());
     let n = g.len().max(1);
     let runs = n.div_ceil(chunk_nodes.max(1));
@@ -1204,14 +1215,16 @@ pub fn chunked_relaxation(g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, c
     let (mut solved, there) = super::at_once(beside && runs > 1, "afc-relax", work, work);
     solved.extend(there);
     let mut point = vec![1.0; lp.vars.len()];
+    let mut stopped = false;
     for (k, piece) in solved {
+        stopped |= piece.as_ref().is_err_and(|e| *e == afc_ir::lp::NoPoint::TimeLimit);
         for (v, x) in piece.into_iter().flat_map(|(vars, x)| vars.into_iter().zip(x)) {
             if of[v.0] == Some(k) && !across[v.0] {
                 point[v.0] = x;
             }
         }
     }
-    point
+    (point, stopped)
 }
 
 /// The model as the search gets it (`--emit=ilp`): `model`, with the root
@@ -1220,15 +1233,15 @@ pub fn chunked_relaxation(g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, c
 /// its relaxation when one was solved.
 pub fn solved_model(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Model, Option<Vec<f64>>) {
     let mut m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none());
-    let relaxation = strengthen(f, g, cfg, &mut m);
+    let (relaxation, _) = strengthen(f, g, cfg, &mut m);
     (m, relaxation)
 }
 
 /// The root cuts and the relaxation they end with, for a model of a size
-/// that gets them.
-fn strengthen(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &mut Model) -> Option<Vec<f64>> {
+/// that gets them, and whether the time limit cut them short.
+fn strengthen(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &mut Model) -> (Option<Vec<f64>>, bool) {
     if g.is_empty() || (cfg.nodes.is_none() && !m.relax) {
-        return None;
+        return (None, false);
     }
     let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
     super::separate::strengthen(g, &reach, m, cfg.solver, cfg.time_limit)
@@ -1265,8 +1278,9 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
         || super::greedy::cluster(f, g),
     );
     let values = m.assignment(f, g, &greedy);
-    let relaxation = if m.lp.at_trivial_bound(&values) { None } else { strengthen(f, g, cfg, &mut m) };
-    let warm = warm_start_from(f, g, cfg, &m, relaxation, greedy);
+    let (relaxation, cut_short) = if m.lp.at_trivial_bound(&values) { (None, false) } else { strengthen(f, g, cfg, &mut m) };
+    let mut warm = warm_start_from(f, g, cfg, &m, relaxation, greedy);
+    warm.stopped |= cut_short;
     let label = if cfg.cost == CostModel::Traffic { "ilp".to_string() } else { format!("ilp (cost {})", cfg.cost.name()) };
     // Moved, not copied: what the closures below use of the model is the rest.
     let lp = std::mem::take(&mut m.lp);

@@ -215,6 +215,9 @@ pub struct WarmStart {
     /// An optimum of the model's linear relaxation, when one was solved:
     /// it bounds the parts not searched.
     pub relaxation: Option<Vec<f64>>,
+    /// Whether the time limit stopped a relaxation it was built from (the
+    /// root cuts' or a guide's): then it may differ between machines.
+    pub stopped: bool,
 }
 
 /// A legal clustering and its values in the model: the warm start, or a
@@ -247,15 +250,21 @@ pub fn solve_checked(
     // The warm start, with its values when they satisfy the model.
     let fallback = start.as_ref().map(|w| w.clustering.clone()).unwrap_or_else(|| greedy::cluster(f, g));
     let note = start.as_ref().map(|w| w.note.clone());
+    let guide_stopped = start.as_ref().is_some_and(|w| w.stopped);
     let relaxation = start.as_mut().and_then(|w| w.relaxation.take());
     let mut incumbent: Incumbent = start.and_then(|w| lp.feasible(&w.values).is_ok().then_some((w.clustering, w.values)));
     let warm = incumbent.as_ref().and(note);
     let Rounds { solved, rounds, end, bound } = solve_rounds(cfg, Some(&f.name), &mut lp, &mut incumbent, relaxation.as_deref(), separate, repair);
     let sol = &solved.solution;
+    // The one way the clustering can depend on the machine: say so.
     if sol.stop == Stop::TimeLimit {
-        // The one way the clustering can depend on the machine: say so.
         eprintln!(
             "afc: warning: fn {}: the ILP solver's time limit ({} s) stopped it before its node limit; the clustering may differ between machines (raise --ilp-time-limit, or set --ilp-nodes)",
+            f.name, cfg.time_limit
+        );
+    } else if guide_stopped {
+        eprintln!(
+            "afc: warning: fn {}: the ILP solver's time limit ({} s) stopped a linear relaxation its warm start is built from; the clustering may differ between machines (raise --ilp-time-limit)",
             f.name, cfg.time_limit
         );
     }

@@ -8,7 +8,7 @@
 
 use super::ilp::Model;
 use afc_ir::graph::{DepGraph, Reach};
-use afc_ir::lp::{LpVar, Row, Solver};
+use afc_ir::lp::{LpVar, NoPoint, Row, Solver};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
@@ -29,18 +29,22 @@ const PAIRS: usize = 4096;
 /// "solve the relaxation, add the rows it breaks", each solve starting
 /// from the last one's basis where the solver can. Returns the last
 /// relaxation's optimum (None if none was solved): a lower bound on the
-/// model's, and the warm start's guide. A model past `MAX_NODES` or
-/// `MAX_NNZ` is not relaxed at all (`cuts_apply`). Deterministic: the
-/// solver runs on one thread and ties among chains are broken by node
-/// number.
-pub fn strengthen(g: &DepGraph, reach: &Reach, m: &mut Model, solver: &dyn Solver, seconds: f64) -> Option<Vec<f64>> {
+/// model's, and the warm start's guide; and whether the time limit cut
+/// the rounds short (then the model and the guide depend on the machine).
+/// A model past `MAX_NODES` or `MAX_NNZ` is not relaxed at all
+/// (`cuts_apply`). Deterministic otherwise: the solver runs on one
+/// thread and ties among chains are broken by node number.
+pub fn strengthen(g: &DepGraph, reach: &Reach, m: &mut Model, solver: &dyn Solver, seconds: f64) -> (Option<Vec<f64>>, bool) {
     if !cuts_apply(g, &m.lp) {
-        return None;
+        return (None, false);
     }
     let clock = std::time::Instant::now();
     let mut relaxation = solver.relaxation(&m.lp);
     let left = |clock: &std::time::Instant| seconds - clock.elapsed().as_secs_f64();
-    let mut point = relaxation.solve(left(&clock))?;
+    let mut point = match relaxation.solve(left(&clock)) {
+        Ok(p) => p,
+        Err(e) => return (None, e == NoPoint::TimeLimit),
+    };
     let mut seen = HashSet::new();
     for _ in 0..ROUNDS {
         let mut fresh = vec![];
@@ -52,17 +56,20 @@ pub fn strengthen(g: &DepGraph, reach: &Reach, m: &mut Model, solver: &dyn Solve
                 fresh.push(Row { name, ..row });
             }
         }
-        if fresh.is_empty() || left(&clock) <= 0.0 {
+        if fresh.is_empty() {
             break;
+        }
+        if left(&clock) <= 0.0 {
+            return (Some(point), true);
         }
         relaxation.add_rows(&fresh);
         m.lp.rows.extend(fresh);
         match relaxation.solve(left(&clock)) {
-            Some(p) => point = p,
-            None => break,
+            Ok(p) => point = p,
+            Err(e) => return (Some(point), e == NoPoint::TimeLimit),
         }
     }
-    Some(point)
+    (Some(point), false)
 }
 
 /// Whether a model gets root cuts. Past `MAX_NODES` the distances cost
