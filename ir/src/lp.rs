@@ -1,6 +1,7 @@
 //! A solver-independent linear program, printable in CPLEX LP format
 //! (`--emit=ilp`), so the model can be tested and inspected without a solver.
 
+use crate::cluster::Lists;
 use std::fmt::Write;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -310,24 +311,9 @@ impl Lp {
         for (v, c) in objective {
             costed[v.0] |= *c != 0.0;
         }
-        // Each variable's rows (by column, as `start` gives them).
-        let mut start = vec![0usize; n + 1];
-        for r in &self.rows {
-            for (v, _) in &r.terms {
-                start[v.0 + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut at = start.clone();
-        let mut rows_of = vec![(0u32, 0.0); start[n]];
-        for (i, r) in self.rows.iter().enumerate() {
-            for &(v, c) in &r.terms {
-                rows_of[at[v.0]] = (i as u32, c);
-                at[v.0] += 1;
-            }
-        }
+        // Each variable's rows and coefficients.
+        let mut rows_of: Lists<(u32, f64)> = Lists::default();
+        rows_of.fill(n, self.rows.iter().enumerate().flat_map(|(i, r)| r.terms.iter().map(move |&(v, c)| (v.0 as u32, (i as u32, c)))));
         let mut kept = vec![true; self.rows.len()];
         // Work lists: the variables whose rows changed, the rows whose
         // variables did; every one at first.
@@ -342,7 +328,7 @@ impl Lp {
                 }
                 // Which way the variable's rows would have it go.
                 let (mut up, mut down) = (false, false);
-                for &(i, c) in &rows_of[start[v]..start[v + 1]] {
+                for &(i, c) in rows_of.of(v as u32) {
                     let r = &self.rows[i as usize];
                     if kept[i as usize] && c != 0.0 {
                         down |= (r.hi.is_finite() && c > 0.0) || (r.lo.is_finite() && c < 0.0);
@@ -358,7 +344,7 @@ impl Lp {
                     continue;
                 }
                 (lo[v], hi[v]) = (to, to);
-                for &(i, _) in &rows_of[start[v]..start[v + 1]] {
+                for &(i, _) in rows_of.of(v as u32) {
                     let i = i as usize;
                     if kept[i] && !row_queued[i] {
                         row_queued[i] = true;

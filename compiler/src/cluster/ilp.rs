@@ -947,24 +947,18 @@ fn separation_rows(
     // Repeats are dropped here as well as by `covering_rows`: the chains
     // kept so far, by their hash (found by the threads).
     let hasher = std::hash::RandomState::new();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut search = ChainSearch::new(g.len(), &links, &hasher);
-        let mut done = vec![];
-        loop {
-            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(chunk) = chunks.get(k) else { return done };
-            done.push((k, chunk.iter().map(|&a| search.chains(a, reach, &part)).collect::<Vec<_>>()));
-        }
-    };
-    let (mut grown, theirs) = super::at_once(beside && chunks.len() > 1, "afc-chains", work, work);
-    grown.extend(theirs);
-    grown.sort_unstable_by_key(|(k, _)| *k);
+    let grown = super::each_at_once(
+        beside,
+        "afc-chains",
+        chunks.len(),
+        || ChainSearch::new(g.len(), &links, &hasher),
+        |search, k| chunks[k].iter().map(|&a| search.chains(a, reach, &part)).collect::<Vec<_>>(),
+    );
     let mut implied = 0;
     let mut seen: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
     // Each chain kept: its root and far end (its name), and its links.
     let mut separation: Vec<((usize, usize), Vec<LpVar>)> = vec![];
-    for from in grown.into_iter().flat_map(|(_, chunk)| chunk) {
+    for from in grown.into_iter().flatten() {
         implied += from.implied;
         for (c, hash, chain) in from.chains {
             let same = seen.entry(hash).or_default();
@@ -1132,10 +1126,10 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
     for (guide, arrays) in guides {
         // The model's own relaxation is the root cuts' last (solved_model).
         let solved = match &relaxation {
-            // Reduced: the arrays written cost no read, shared read or
-            // sibling pair, so their rows go (`Lp::reduced`; at 2,650
-            // combinators 68,000 rows become 33,000 and the solve is a
-            // fifth faster).
+            // Reduced, whole or in chunks: the arrays written cost no
+            // read, shared read or sibling pair, so their rows go
+            // (`Lp::reduced`; at 2,650 combinators 68,000 rows become
+            // 33,000 and the solve is a fifth faster).
             _ if arrays && chunked => {
                 let (point, stopped) = chunked_relaxation(g, cfg, guide, super::CHUNK_NODES, true);
                 best.stopped |= stopped;
@@ -1200,23 +1194,13 @@ pub fn chunked_relaxation(g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, c
         across[x.0] = ra != rb;
     }
     let within = |r: &afc_ir::lp::Row, k: usize| r.terms.iter().all(|(v, _)| !across[v.0] && of[v.0].is_none_or(|c| c == k));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut solved = vec![];
-        loop {
-            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if k >= runs {
-                return solved;
-            }
-            let piece = lp.sub(|r| within(r, k));
-            solved.push((k, cfg.solver.relaxation(&piece.lp).solve(cfg.time_limit).map(|x| (piece.vars, x))));
-        }
-    };
-    let (mut solved, there) = super::at_once(beside && runs > 1, "afc-relax", work, work);
-    solved.extend(there);
+    let solved = super::each_at_once(beside, "afc-relax", runs, || (), |_, k| {
+        let piece = lp.sub(|r| within(r, k));
+        cfg.solver.relaxation(&piece.lp).solve(cfg.time_limit).map(|x| (piece.vars, x))
+    });
     let mut point = vec![1.0; lp.vars.len()];
     let mut stopped = false;
-    for (k, piece) in solved {
+    for (k, piece) in solved.into_iter().enumerate() {
         stopped |= piece.as_ref().is_err_and(|e| *e == afc_ir::lp::NoPoint::TimeLimit);
         for (v, x) in piece.into_iter().flat_map(|(vars, x)| vars.into_iter().zip(x)) {
             if of[v.0] == Some(k) && !across[v.0] {

@@ -603,6 +603,30 @@ pub(crate) fn at_once<A, B: Send>(beside: bool, name: &str, here: impl FnOnce() 
     })
 }
 
+/// `each(state, k)` for every k below `count`, on this thread and, when
+/// `beside`, a second one, each taking the next k as it comes with state
+/// of its own (`fresh`); the results in the order of k. Each result must
+/// be what it would be on one thread, so the output cannot depend on
+/// which thread took what (`at_once`).
+pub(crate) fn each_at_once<S, T: Send>(beside: bool, name: &str, count: usize, fresh: impl Fn() -> S + Sync, each: impl Fn(&mut S, usize) -> T + Sync) -> Vec<T> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut state = fresh();
+        let mut done = vec![];
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if k >= count {
+                return done;
+            }
+            done.push((k, each(&mut state, k)));
+        }
+    };
+    let (mut done, theirs) = at_once(beside && count > 1, name, work, work);
+    done.extend(theirs);
+    done.sort_unstable_by_key(|(k, _)| *k);
+    done.into_iter().map(|(_, t)| t).collect()
+}
+
 /// The groups of a union-find over node ids, each in increasing order,
 /// ordered by their first member.
 pub fn groups_of(u: &Groups) -> Vec<Vec<NodeId>> {
