@@ -54,105 +54,171 @@ fn sized(count: usize) -> (u64, usize) {
 fn ilp_choice_is_the_cheapest_legal_clustering() {
     let (seed, count) = sized(40);
     let mut rng = Rng(0x9E3779B97F4A7C15 ^ seed);
-    let (mut checked, mut split, mut cut, mut implied) = (0, 0, 0, 0);
+    let mut seen = Exercised::default();
     for _ in 0..count {
         let n = 2 + rng.below(5);
         let src = random_program(&mut rng, n);
         if std::env::var("AFC_DEBUG").is_ok() {
             eprintln!("{}", src);
         }
-        let stages = compile(&src, FusionMode::Ilp);
-        let fs = &stages.functions[0];
-        let (f, g) = (&fs.labelled, &fs.graph);
-        let reach = g.reach().unwrap();
-        struct Under {
-            model: CostModel,
-            ilp: afc::cluster::ilp::Model,
-            weights: Weights,
-            /// The clustering each solver chose: HiGHS, CBC.
-            chosen: Vec<Clustering>,
-            best: f64,
-            best_c: String,
-            offset: Option<f64>,
-        }
-        let mut under: Vec<Under> = MODELS
-            .iter()
-            .map(|&model| {
-                let cfg = ClusterConfig { cost: model, ..common::options(FusionMode::Ilp).cluster };
-                let chosen = SOLVERS.iter().map(|s| afc::cluster::ilp::cluster(f, g, &ClusterConfig { solver: *s, ..cfg.clone() })).collect();
-                // The model as solved, root cuts included: every legal
-                // clustering must satisfy them too.
-                let ilp = afc::cluster::ilp::solved_model(f, g, &cfg).0;
-                Under { model, ilp, weights: Weights::of(model, f, g, &reach), chosen, best: f64::INFINITY, best_c: String::new(), offset: None }
-            })
-            .collect();
-        let value = |u: &Under, c: &Clustering| {
-            let v = u.ilp.assignment(f, g, c);
-            u.ilp.lp.feasible(&v).unwrap_or_else(|e| panic!("legal clustering infeasible in the model: {}\n{}", e, src));
-            u.ilp.lp.value_of(&v)
-        };
-        let mut legal = 0;
-        for p in partitions(g.len()) {
-            let k = p.iter().max().unwrap() + 1;
-            let groups: Vec<Vec<NodeId>> =
-                (0..k).map(|c| (0..p.len()).filter(|i| p[*i] == c).map(|i| NodeId(i as u32)).collect()).collect();
-            let Some(clusters) = order_clusters(f, g, groups) else { continue };
-            let c = Clustering::new(clusters, "enumerated");
-            if verify(f, g, &c).is_err() {
-                continue;
-            }
-            legal += 1;
-            let counts = Counts::of(f, g, &fs.sizes, &c);
-            for u in &mut under {
-                let v = value(u, &c);
-                let offset = u.weights.score(&counts) - v;
-                let first = *u.offset.get_or_insert(offset);
-                assert!(
-                    (offset - first).abs() <= 1e-6 * (1.0 + v.abs()),
-                    "--cost={}: the ILP's objective and the --emit=cost counts disagree by {} here and {} elsewhere\n{}\n{}{}",
-                    u.model.name(),
-                    offset,
-                    first,
-                    src,
-                    afc_ir::cluster::print(f, &c),
-                    afc_ir::cost::print(f, g, &fs.sizes, &c)
-                );
-                if v < u.best {
-                    u.best = v;
-                    u.best_c = format!("{}orders {:?}", afc_ir::cluster::print(f, &c), afc_ir::cluster::orders(f, g, &c));
-                }
-            }
-        }
-        assert!(legal > 0);
-        for u in &under {
-            for (c, solver) in u.chosen.iter().zip(SOLVERS) {
-                let chosen = value(u, c);
-                assert!(
-                    chosen <= u.best + 1e-6,
-                    "--cost={} ({:?}): ILP chose cost {} but a legal clustering costs {}\n{}\n{}\nbest:\n{}",
-                    u.model.name(),
-                    solver,
-                    chosen,
-                    u.best,
-                    src,
-                    afc_ir::cluster::print(f, c),
-                    u.best_c
-                );
-            }
-        }
-        // The pipeline's clustering is the default model's (its traversal
-        // orders, the solver's, may beat the enumeration's default ones).
-        assert!(value(&under[0], &fs.clustering) <= under[0].best + 1e-6, "{}", src);
-        // Models of independent parts are solved part by part (docs/ilp.md).
-        split += under[0].chosen[0].how.contains(" parts)") as usize;
-        cut += under[0].ilp.lp.rows.iter().any(|r| r.name.starts_with("cut_")) as usize;
-        implied += (under[0].ilp.implied > 0) as usize;
-        checked += 1;
+        seen.add(&cheapest_legal_clustering(&src));
     }
-    assert_eq!(checked, count);
-    assert!(count < 20 || split > 0, "no program was solved in independent parts: the split is not exercised");
-    assert!(count < 20 || cut > 0, "no program got root cuts: they are not exercised");
-    assert!(count < 20 || implied > 0, "no program had a separation row implied by another: leaving them out is not exercised");
+    assert_eq!(seen.checked, count);
+    assert!(count < 20 || seen.split > 0, "no program was solved in independent parts: the split is not exercised");
+    assert!(count < 20 || seen.cut > 0, "no program got root cuts: they are not exercised");
+    assert!(count < 20 || seen.implied > 0, "no program had a separation row implied by another: leaving them out is not exercised");
+    assert!(count < 20 || seen.dominated > 0, "no program had an edge fixed fused as dominating: rule 11 is not exercised");
+}
+
+/// A group of producers fixed fused (rule 11) risks the reads of every
+/// member when it moves: `m1` alone may join `m2` (two reads risked, a
+/// write and a read saved), but `m1` and `m2` together read three arrays,
+/// and the optimum keeps them beside `o1`, which reads the same three,
+/// rather than with `r`, which must follow `o1`'s fold.
+#[test]
+fn a_group_fixed_fused_is_costed_whole() {
+    let src = "export fn f(p1: [f64], p2: [f64], p3: [f64], q: [f64]) -> ([f64], f64) {
+  let o1 = map(|a, b, c| a * b * c, p1, p2, p3);
+  let s = fold((+), 0.0, o1);
+  let m1 = map(|a, b| a + b, p1, p2);
+  let m2 = map(|x, c| x * c, m1, p3);
+  let r = map(|x, y| x + y + s, m2, q);
+  (r, s)
+}
+";
+    let seen = cheapest_legal_clustering(src);
+    assert_eq!(seen.dominated, 1, "m1 -> m2 alone is fixed fused");
+}
+
+/// What the programs checked exercised: solved in parts, root cuts,
+/// separation rows left out as implied, edges fixed fused as dominating.
+#[derive(Default)]
+struct Exercised {
+    checked: usize,
+    split: usize,
+    cut: usize,
+    implied: usize,
+    dominated: usize,
+}
+
+impl Exercised {
+    fn add(&mut self, o: &Exercised) {
+        self.checked += o.checked;
+        self.split += o.split;
+        self.cut += o.cut;
+        self.implied += o.implied;
+        self.dominated += o.dominated;
+    }
+}
+
+/// One program, under every cost model and solver: the ILP's clustering
+/// is no worse than any legal one, and its objective agrees with the
+/// `--emit=cost` counts on every legal clustering. `dominated` is the
+/// default model's count of edges fixed fused.
+fn cheapest_legal_clustering(src: &str) -> Exercised {
+    let stages = compile(src, FusionMode::Ilp);
+    let fs = &stages.functions[0];
+    let (f, g) = (&fs.labelled, &fs.graph);
+    let reach = g.reach().unwrap();
+    struct Under {
+        model: CostModel,
+        ilp: afc::cluster::ilp::Model,
+        weights: Weights,
+        /// The clustering each solver chose: HiGHS, CBC.
+        chosen: Vec<Clustering>,
+        best: f64,
+        best_c: String,
+        offset: Option<f64>,
+    }
+    let mut under: Vec<Under> = MODELS
+        .iter()
+        .map(|&model| {
+            let cfg = ClusterConfig { cost: model, ..common::options(FusionMode::Ilp).cluster };
+            let chosen = SOLVERS.iter().map(|s| afc::cluster::ilp::cluster(f, g, &ClusterConfig { solver: *s, ..cfg.clone() })).collect();
+            // The model as solved, root cuts included: every legal
+            // clustering must satisfy them too.
+            let ilp = afc::cluster::ilp::solved_model(f, g, &cfg).0;
+            Under { model, ilp, weights: Weights::of(model, f, g, &reach), chosen, best: f64::INFINITY, best_c: String::new(), offset: None }
+        })
+        .collect();
+    // A legal clustering the model excludes must leave apart an edge
+    // it fixes fused as dominating (rule 11); its objective is still
+    // its cost, and it counts towards the optimum the ILP must reach.
+    let value = |u: &Under, c: &Clustering| {
+        let v = u.ilp.assignment(f, g, c);
+        if let Err(e) = u.ilp.lp.feasible(&v) {
+            let apart = u.ilp.dominated.iter().any(|k| v[u.ilp.fused_edges[k].0] == 1.0);
+            assert!(apart, "legal clustering infeasible in the model: {}\n{}", e, src);
+        }
+        u.ilp.lp.value_of(&v)
+    };
+    let mut legal = 0;
+    for p in partitions(g.len()) {
+        let k = p.iter().max().unwrap() + 1;
+        let groups: Vec<Vec<NodeId>> =
+            (0..k).map(|c| (0..p.len()).filter(|i| p[*i] == c).map(|i| NodeId(i as u32)).collect()).collect();
+        let Some(clusters) = order_clusters(f, g, groups) else { continue };
+        let c = Clustering::new(clusters, "enumerated");
+        if verify(f, g, &c).is_err() {
+            continue;
+        }
+        legal += 1;
+        let counts = Counts::of(f, g, &fs.sizes, &c);
+        for u in &mut under {
+            let v = value(u, &c);
+            let offset = u.weights.score(&counts) - v;
+            let first = *u.offset.get_or_insert(offset);
+            assert!(
+                (offset - first).abs() <= 1e-6 * (1.0 + v.abs()),
+                "--cost={}: the ILP's objective and the --emit=cost counts disagree by {} here and {} elsewhere\n{}\n{}{}",
+                u.model.name(),
+                offset,
+                first,
+                src,
+                afc_ir::cluster::print(f, &c),
+                afc_ir::cost::print(f, g, &fs.sizes, &c)
+            );
+            if v < u.best {
+                u.best = v;
+                u.best_c = format!("{}orders {:?}", afc_ir::cluster::print(f, &c), afc_ir::cluster::orders(f, g, &c));
+            }
+        }
+    }
+    assert!(legal > 0);
+    for u in &under {
+        for (c, solver) in u.chosen.iter().zip(SOLVERS) {
+            let chosen = value(u, c);
+            assert!(
+                chosen <= u.best + 1e-6,
+                "--cost={} ({:?}): ILP chose cost {} but a legal clustering costs {}\n{}\n{}\nbest:\n{}",
+                u.model.name(),
+                solver,
+                chosen,
+                u.best,
+                src,
+                afc_ir::cluster::print(f, c),
+                u.best_c
+            );
+        }
+    }
+    // The pipeline's clustering is the default model's (its traversal
+    // orders, the solver's, may beat the enumeration's default ones).
+    assert!(value(&under[0], &fs.clustering) <= under[0].best + 1e-6, "{}", src);
+    // Greedy fuses every dominated pair (each producer is alone when its
+    // edge is tried), so its clustering is always a start the model admits.
+    let greedy = afc::cluster::greedy::cluster(f, g);
+    let of = greedy.cluster_of();
+    for u in &under {
+        assert!(u.ilp.dominated.iter().all(|(a, b)| of[a] == of[b]), "greedy leaves a dominated pair apart\n{}", src);
+    }
+    // Models of independent parts are solved part by part (docs/ilp.md).
+    Exercised {
+        checked: 1,
+        split: under[0].chosen[0].how.contains(" parts)") as usize,
+        cut: under[0].ilp.lp.rows.iter().any(|r| r.name.starts_with("cut_")) as usize,
+        implied: (under[0].ilp.implied > 0) as usize,
+        dominated: under[0].ilp.dominated.len(),
+    }
 }
 
 #[test]

@@ -32,6 +32,9 @@ pub struct Model {
     pub orders: OrderVars,
     /// Fusible edges whose ends share no traversal order (fixed apart).
     pub order_apart: indexmap::IndexSet<(NodeId, NodeId)>,
+    /// Fusible edges fixed fused: fusing them is always at least as good
+    /// (dominance.rs; docs/ilp.md, rule 11).
+    pub dominated: Vec<(NodeId, NodeId)>,
     /// Every `r_V_K` and what it is made of.
     pub reads: Vec<Read>,
     /// Separation rows left out as implied by others (docs/ilp.md, rule 8).
@@ -234,7 +237,7 @@ impl Model {
     pub fn repair(&self, f: &Function, g: &DepGraph, v: &[f64]) -> (Clustering, Vec<f64>) {
         let links: Vec<(NodeId, NodeId)> = self.fused_edges.iter().chain(self.fused_siblings.iter()).filter(|(_, x)| v[x.0] < 0.5).map(|(k, _)| *k).collect();
         let rest = super::greedy::candidates(f, g).into_iter().filter(|k| !links.contains(k));
-        let c = super::greedy::guided(f, g, links.iter().copied().chain(rest));
+        let c = super::dominance::guided(f, g, &self.dominated, links.iter().copied().chain(rest));
         let values = self.assignment(f, g, &c);
         (c, values)
     }
@@ -544,6 +547,17 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
             }
         }
     }
+    // Edges whose fusion is always at least as good under the cost model
+    // (docs/ilp.md, rule 11): fixed fused before the rows below see them.
+    let w = Weights::of(cost, f, g, &reach);
+    let dominated = super::dominance::always_fused(f, g, &lp, &fused_edges, &fused_siblings, &orders, &w);
+    for k in &dominated {
+        lp.vars[fused_edges[k].0].hi = 0.0;
+    }
+    if !dominated.is_empty() {
+        let names: Vec<String> = dominated.iter().map(|k| lp.vars[fused_edges[k].0].name.clone()).collect();
+        lp.comments.push(format!("fused as dominating (docs/ilp.md, rule 11): {}", names.join(" ")));
+    }
     let mut placed = fixedbitset::FixedBitSet::with_capacity(g.len());
     if !lazy {
         lp.rows.extend(position_rows(g, &pi, &span, &fused_edges, &fused_siblings, &mut placed, (0..g.len()).collect()));
@@ -690,7 +704,6 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     // cost model. Reads: reader k of array V reads it anew unless it is
     // fused with V's producer or shares the read with an earlier reader
     // (decision 6); a gather reads its source once per index.
-    let w = Weights::of(cost, f, g, &reach);
     let bytes = |v: VarId| f.var(v).ty.prim().bytes();
     let mut obj: IndexMap<LpVar, f64> = IndexMap::new();
     let mut weigh = |v: LpVar, k: f64| {
@@ -707,11 +720,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
         let (mut read_vars, mut read_fk, mut read_sibs): (Vec<LpVar>, Vec<Option<LpVar>>, Vec<Vec<LpVar>>) = (vec![], vec![], vec![]);
         let mut first_pays: Option<LpVar> = None;
         for (k, c) in readers.iter().enumerate() {
-            let rank = match g.gathered_order(*v, *c) {
-                Some(_) => g.sizes.shape(f.node(*c).outputs()[0]).len(),
-                None => g.sizes.shape(*v).len(),
-            };
-            let unit = w.unit(rank, bytes(*v));
+            let unit = super::dominance::read_unit(f, g, &w, *v, *c);
             let f_k: Option<LpVar> = prod.and_then(|pr| fused_edges.get(&(pr, *c)).copied());
             if k == 0 {
                 match f_k {
@@ -810,7 +819,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     let (separation, implied) = separation_rows(g, &reach, &lp, &fused_edges, &fused_siblings, within.as_deref(), beside);
     lp.rows.splice(separation_at..separation_at, separation);
     let vars = lp.vars.len();
-    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars }
+    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, dominated, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars }
 }
 
 /// Per node: whether the part of the model its links are in (variables
@@ -1080,7 +1089,7 @@ fn parts_of(g: &DepGraph) -> (Vec<usize>, std::collections::HashMap<usize, usize
 /// legal clustering; ties keep the earlier, so the choice is the same on
 /// every machine.
 pub fn warm_start(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, relaxation: Option<Vec<f64>>) -> super::WarmStart {
-    warm_start_from(f, g, cfg, m, relaxation, super::greedy::cluster(f, g))
+    warm_start_from(f, g, cfg, m, relaxation, super::dominance::respecting(f, g, &m.dominated, super::greedy::cluster(f, g)))
 }
 
 /// `warm_start`, given the greedy clustering.
@@ -1153,7 +1162,7 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
         }
         // A stable sort: equal values keep greedy's order (edges, then siblings).
         links.sort_by(|a, b| a.1.total_cmp(&b.1));
-        let rounded = super::greedy::guided(f, g, links.into_iter().map(|(k, _)| k));
+        let rounded = super::dominance::guided(f, g, &m.dominated, links.into_iter().map(|(k, _)| k));
         let values = m.assignment(f, g, &rounded);
         let r = m.lp.value_of(&values);
         if r < best_value - 0.5 && m.lp.feasible(&values).is_ok() {
@@ -1261,6 +1270,10 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
         },
         || super::greedy::cluster(f, g),
     );
+    // Greedy's clustering fuses every dominated pair (a start that did
+    // not would be rebuilt with them merged first: the solver must be
+    // able to take it).
+    let greedy = super::dominance::respecting(f, g, &m.dominated, greedy);
     let values = m.assignment(f, g, &greedy);
     let (relaxation, cut_short) = if m.lp.at_trivial_bound(&values) { (None, false) } else { strengthen(f, g, cfg, &mut m) };
     let mut warm = warm_start_from(f, g, cfg, &m, relaxation, greedy);

@@ -3,6 +3,7 @@
 //! `ilp` solves the edge-local integer linear program of docs/ilp.md.
 
 pub mod cost;
+pub mod dominance;
 pub mod greedy;
 pub mod ilp;
 pub mod orders;
