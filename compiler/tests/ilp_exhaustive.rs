@@ -68,6 +68,7 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
     assert!(count < 20 || seen.cut > 0, "no program got root cuts: they are not exercised");
     assert!(count < 20 || seen.implied > 0, "no program had a separation row implied by another: leaving them out is not exercised");
     assert!(count < 20 || seen.dominated > 0, "no program had an edge fixed fused as dominating: rule 11 is not exercised");
+    assert!(count < 20 || seen.mirrored > 0, "no program had a part kept out of its mirror image: rule 12 is not exercised");
 }
 
 /// A group of producers fixed fused (rule 11) risks the reads of every
@@ -91,7 +92,8 @@ fn a_group_fixed_fused_is_costed_whole() {
 }
 
 /// What the programs checked exercised: solved in parts, root cuts,
-/// separation rows left out as implied, edges fixed fused as dominating.
+/// separation rows left out as implied, edges fixed fused as dominating,
+/// parts kept out of their mirror images.
 #[derive(Default)]
 struct Exercised {
     checked: usize,
@@ -99,6 +101,7 @@ struct Exercised {
     cut: usize,
     implied: usize,
     dominated: usize,
+    mirrored: usize,
 }
 
 impl Exercised {
@@ -108,6 +111,7 @@ impl Exercised {
         self.cut += o.cut;
         self.implied += o.implied;
         self.dominated += o.dominated;
+        self.mirrored += o.mirrored;
     }
 }
 
@@ -218,6 +222,7 @@ fn cheapest_legal_clustering(src: &str) -> Exercised {
         cut: under[0].ilp.lp.rows.iter().any(|r| r.name.starts_with("cut_")) as usize,
         implied: (under[0].ilp.implied > 0) as usize,
         dominated: under[0].ilp.dominated.len(),
+        mirrored: under[0].ilp.mirrored.len(),
     }
 }
 

@@ -31,8 +31,8 @@ pub fn read_unit(f: &Function, g: &DepGraph, w: &Weights, v: VarId, c: NodeId) -
     w.unit(rank, f.var(v).ty.prim().bytes())
 }
 
-/// The fusible edges `a → b` of the model being built that every optimum
-/// may fuse, in `fused_edges` order. `a` is a map, generate, reverse or
+/// The fusible edges `a → b` of the model being built that can be fixed
+/// fused with an optimum kept, in `fused_edges` order. `a` is a map, generate, reverse or
 /// scan (a node whose output has its iteration's size), and with the
 /// producers already fixed fused into it (its group, moved with it) it has
 ///

@@ -35,6 +35,11 @@ pub struct Model {
     /// Fusible edges fixed fused: fusing them is always at least as good
     /// (dominance.rs; docs/ilp.md, rule 11).
     pub dominated: Vec<(NodeId, NodeId)>,
+    /// Per part of the graph whose orders all mirror (no node of a fixed
+    /// order), its first node, which the model keeps out of order 1
+    /// (docs/ilp.md, rule 12); `assignment` mirrors a clustering that runs
+    /// it in order 1.
+    pub mirrored: Vec<NodeId>,
     /// Every `r_V_K` and what it is made of.
     pub reads: Vec<Read>,
     /// Separation rows left out as implied by others (docs/ilp.md, rule 8).
@@ -83,12 +88,23 @@ impl Model {
     /// exhaustive tests and to explain a choice).
     pub fn assignment(&self, f: &Function, g: &DepGraph, c: &Clustering) -> Vec<f64> {
         let of = c.cluster_of();
-        let orders = afc_ir::cluster::orders(f, g, c).unwrap_or_else(|_| vec![0; g.len()]);
+        let mut orders = afc_ir::cluster::orders(f, g, c).unwrap_or_else(|_| vec![0; g.len()]);
         let sibs = g.siblings();
         let mut v = vec![0.0; self.vars];
         // A cluster's position: how many clusters of its part of the graph
         // come before it (a cluster lies in one part: it is connected).
         let (part, _) = parts_of(g);
+        // The mirror image of a part whose first node runs in order 1
+        // (rule 12): the same clustering, at the same cost.
+        let mut flip = vec![false; g.len()];
+        for a in &self.mirrored {
+            flip[part[a.0 as usize]] = orders[a.0 as usize] == 1;
+        }
+        for (n, o) in orders.iter_mut().enumerate() {
+            if flip[part[n]] && *o <= 1 {
+                *o = 1 - *o;
+            }
+        }
         let mut seen: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
         let mut position = vec![0.0; c.clusters.len()];
         for (i, members) in c.clusters.iter().enumerate() {
@@ -558,6 +574,30 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
         let names: Vec<String> = dominated.iter().map(|k| lp.vars[fused_edges[k].0].name.clone()).collect();
         lp.comments.push(format!("fused as dominating (docs/ilp.md, rule 11): {}", names.join(" ")));
     }
+    // Mirror images (docs/ilp.md, rule 12): in a part of the graph where
+    // no node has a fixed order, turning every order 0 into 1 and 1 into
+    // 0 maps a solution onto one of the same cost, so one node of the
+    // part keeps order 0 or a label.
+    let (part, _) = parts_of(g);
+    let mut fixed = vec![false; g.len()];
+    for a in g.nodes() {
+        fixed[part[a.0 as usize]] |= f.node(a).fixed_order().is_some();
+    }
+    let mut mirrored = vec![];
+    let mut seen = vec![false; g.len()];
+    for a in g.nodes() {
+        let p = part[a.0 as usize];
+        if !fixed[p] && !std::mem::replace(&mut seen[p], true) {
+            if let [w] = orders.is(a, 1).terms[..] {
+                lp.vars[w.0].hi = 0.0;
+                mirrored.push(a);
+            }
+        }
+    }
+    if !mirrored.is_empty() {
+        let names: Vec<String> = mirrored.iter().map(|a| lp.vars[orders.is(*a, 1).terms[0].0].name.clone()).collect();
+        lp.comments.push(format!("mirror images left out (docs/ilp.md, rule 12): {} = 0", names.join(" = ")));
+    }
     let mut placed = fixedbitset::FixedBitSet::with_capacity(g.len());
     if !lazy {
         lp.rows.extend(position_rows(g, &pi, &span, &fused_edges, &fused_siblings, &mut placed, (0..g.len()).collect()));
@@ -819,7 +859,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     let (separation, implied) = separation_rows(g, &reach, &lp, &fused_edges, &fused_siblings, within.as_deref(), beside);
     lp.rows.splice(separation_at..separation_at, separation);
     let vars = lp.vars.len();
-    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, dominated, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars }
+    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, dominated, mirrored, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars }
 }
 
 /// Per node: whether the part of the model its links are in (variables
