@@ -249,11 +249,70 @@ pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
     let n = lp.vars.len();
     // A model HiGHS refuses, or a run that fails: no solution, no bound.
     let fail = || Solution { status: SolveStatus::None, values: vec![0.0; n], objective: f64::INFINITY, bound: f64::NEG_INFINITY, stop: Stop::Finished };
+    let clock = std::time::Instant::now();
+    let Some(mut run) = one_run(lp, &limits, limits.seconds, true) else { return fail() };
+    // HiGHS 1.16 can report a better solution than the one it hands back:
+    // given a start, with presolve on, it has returned the start itself
+    // beside the better objective it found (a 29-column part of
+    // `--ilp-model=lazy`, objective 202 reported, 269 returned). Such a
+    // run is solved again without presolve; if that also disagrees, its
+    // solution is not taken for proven.
+    let stale = |r: &Run| r.values.as_ref().is_some_and(|v| r.reported + 0.5 < lp.value_of(v));
+    if stale(&run) {
+        let left = limits.seconds - clock.elapsed().as_secs_f64();
+        match one_run(lp, &limits, left, false) {
+            Some(again) => run = again,
+            None => return fail(),
+        }
+    }
+    let trusted = !stale(&run);
+    let cutoff = limits.start.map(|s| lp.value_of(s) + 0.5);
+    let Run { model, values, dual, .. } = run;
+    let has_solution = values.is_some();
+    let values = values.unwrap_or_else(|| vec![0.0; n]);
+    let stop = match model {
+        MODEL_STATUS_REACHED_TIME_LIMIT => Stop::TimeLimit,
+        MODEL_STATUS_REACHED_SOLUTION_LIMIT | MODEL_STATUS_REACHED_ITERATION_LIMIT => Stop::NodeLimit,
+        _ => Stop::Finished,
+    };
+    let feasible = has_solution && lp.feasible(&values).is_ok();
+    let objective = if feasible { lp.value_of(&values) } else { f64::INFINITY };
+    // Only a solution at least as good as the start counts (the cutoff's
+    // meaning, as CBC's).
+    let beats = feasible && cutoff.is_none_or(|c| objective < c);
+    let optimal = model == MODEL_STATUS_OPTIMAL && trusted;
+    let status = match (beats, optimal) {
+        (true, true) => SolveStatus::Optimal,
+        (true, false) => SolveStatus::Feasible,
+        (false, _) => SolveStatus::None,
+    };
+    let bound = match status {
+        SolveStatus::Optimal => objective,
+        SolveStatus::Feasible => dual.min(objective),
+        // Nothing as good as the start: a finished search proves it optimal.
+        SolveStatus::None if optimal => cutoff.map(|c| c - 0.5).unwrap_or(dual),
+        SolveStatus::None => dual,
+    };
+    Solution { status, objective, values, bound, stop }
+}
+
+/// One HiGHS run of the MIP: its model status, the solution it hands
+/// back (None without one), the objective it reports for it, and its dual
+/// bound. None: HiGHS refused the model or the run failed.
+struct Run {
+    model: HighsInt,
+    values: Option<Vec<f64>>,
+    reported: f64,
+    dual: f64,
+}
+
+fn one_run(lp: &Lp, limits: &Limits<'_>, seconds: f64, presolve: bool) -> Option<Run> {
+    let n = lp.vars.len();
     let h = Instance::new();
     h.set("output_flag", Opt::Bool(false));
     // One thread: the same model gives the same answer every time.
     h.set("threads", Opt::Int(1));
-    h.set("time_limit", Opt::Double(limits.seconds.max(0.0)));
+    h.set("time_limit", Opt::Double(seconds.max(0.0)));
     // HiGHS counts the root as a node; afc's limit counts those after it.
     h.set("mip_max_nodes", Opt::Int(limits.nodes.saturating_add(1).min(HighsInt::MAX as u64) as HighsInt));
     if !limits.heuristics {
@@ -268,10 +327,12 @@ pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
     // Prove optimality exactly: objectives are sums of integer weights.
     h.set("mip_rel_gap", Opt::Double(0.0));
     h.set("mip_abs_gap", Opt::Double(0.5));
-    if !h.pass(lp, true) {
-        return fail();
+    if !presolve {
+        h.set("presolve", Opt::Str("off"));
     }
-    let cutoff = limits.start.map(|s| lp.value_of(s) + 0.5);
+    if !h.pass(lp, true) {
+        return None;
+    }
     if let Some(s) = limits.start {
         // SAFETY: s has one value per column; no row values or duals.
         unsafe { Highs_setSolution(h.0, s.as_ptr(), std::ptr::null(), std::ptr::null(), std::ptr::null()) };
@@ -286,7 +347,7 @@ pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
     }
     // SAFETY: a model was passed.
     if unsafe { Highs_run(h.0) } == STATUS_ERROR {
-        return fail();
+        return None;
     }
     // SAFETY: a live instance.
     let model = unsafe { Highs_getModelStatus(h.0) };
@@ -296,31 +357,12 @@ pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
         // SAFETY: one value per column; the other outputs are not asked for.
         unsafe { Highs_getSolution(h.0, values.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()) };
     }
-    let stop = match model {
-        MODEL_STATUS_REACHED_TIME_LIMIT => Stop::TimeLimit,
-        MODEL_STATUS_REACHED_SOLUTION_LIMIT | MODEL_STATUS_REACHED_ITERATION_LIMIT => Stop::NodeLimit,
-        _ => Stop::Finished,
-    };
-    let feasible = has_solution && lp.feasible(&values).is_ok();
-    let objective = if feasible { lp.value_of(&values) } else { f64::INFINITY };
-    let dual = h.info_f64("mip_dual_bound").filter(|b| b.is_finite()).unwrap_or(f64::NEG_INFINITY);
-    // Only a solution at least as good as the start counts (the cutoff's
-    // meaning, as CBC's).
-    let beats = feasible && cutoff.is_none_or(|c| objective < c);
-    let optimal = model == MODEL_STATUS_OPTIMAL;
-    let status = match (beats, optimal) {
-        (true, true) => SolveStatus::Optimal,
-        (true, false) => SolveStatus::Feasible,
-        (false, _) => SolveStatus::None,
-    };
-    let bound = match status {
-        SolveStatus::Optimal => objective,
-        SolveStatus::Feasible => dual.min(objective),
-        // Nothing as good as the start: a finished search proves it optimal.
-        SolveStatus::None if optimal => cutoff.map(|c| c - 0.5).unwrap_or(dual),
-        SolveStatus::None => dual,
-    };
-    Solution { status, objective, values, bound, stop }
+    Some(Run {
+        model,
+        values: has_solution.then_some(values),
+        reported: h.info_f64("objective_function_value").unwrap_or(f64::INFINITY),
+        dual: h.info_f64("mip_dual_bound").filter(|b| b.is_finite()).unwrap_or(f64::NEG_INFINITY),
+    })
 }
 
 #[cfg(test)]
