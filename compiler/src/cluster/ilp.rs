@@ -574,30 +574,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
         let names: Vec<String> = dominated.iter().map(|k| lp.vars[fused_edges[k].0].name.clone()).collect();
         lp.comments.push(format!("fused as dominating (docs/ilp.md, rule 11): {}", names.join(" ")));
     }
-    // Mirror images (docs/ilp.md, rule 12): in a part of the graph where
-    // no node has a fixed order, turning every order 0 into 1 and 1 into
-    // 0 maps a solution onto one of the same cost, so one node of the
-    // part keeps order 0 or a label.
-    let (part, _) = parts_of(g);
-    let mut fixed = vec![false; g.len()];
-    for a in g.nodes() {
-        fixed[part[a.0 as usize]] |= f.node(a).fixed_order().is_some();
-    }
-    let mut mirrored = vec![];
-    let mut seen = vec![false; g.len()];
-    for a in g.nodes() {
-        let p = part[a.0 as usize];
-        if !fixed[p] && !std::mem::replace(&mut seen[p], true) {
-            if let [w] = orders.is(a, 1).terms[..] {
-                lp.vars[w.0].hi = 0.0;
-                mirrored.push(a);
-            }
-        }
-    }
-    if !mirrored.is_empty() {
-        let names: Vec<String> = mirrored.iter().map(|a| lp.vars[orders.is(*a, 1).terms[0].0].name.clone()).collect();
-        lp.comments.push(format!("mirror images left out (docs/ilp.md, rule 12): {} = 0", names.join(" = ")));
-    }
+    let mirrored = mirror_fixings(f, g, &mut lp, &orders);
     let mut placed = fixedbitset::FixedBitSet::with_capacity(g.len());
     if !lazy {
         lp.rows.extend(position_rows(g, &pi, &span, &fused_edges, &fused_siblings, &mut placed, (0..g.len()).collect()));
@@ -860,6 +837,35 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     lp.rows.splice(separation_at..separation_at, separation);
     let vars = lp.vars.len();
     Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, dominated, mirrored, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars }
+}
+
+/// Mirror images (docs/ilp.md, rule 12): in a part of the graph where no
+/// node has a fixed order, turning every order 0 into 1 and 1 into 0 maps
+/// a solution onto one of the same cost, so the part's first node is kept
+/// out of order 1 (its `w_a_1` bounded by 0). Returns those nodes.
+fn mirror_fixings(f: &Function, g: &DepGraph, lp: &mut Lp, orders: &OrderVars) -> Vec<NodeId> {
+    let (part, _) = parts_of(g);
+    let mut fixed = vec![false; g.len()];
+    for a in g.nodes() {
+        fixed[part[a.0 as usize]] |= f.node(a).fixed_order().is_some();
+    }
+    let mut mirrored = vec![];
+    let mut seen = vec![false; g.len()];
+    let mut names = vec![];
+    for a in g.nodes() {
+        let p = part[a.0 as usize];
+        if !fixed[p] && !std::mem::replace(&mut seen[p], true) {
+            if let [w] = orders.is(a, 1).terms[..] {
+                lp.vars[w.0].hi = 0.0;
+                names.push(lp.vars[w.0].name.clone());
+                mirrored.push(a);
+            }
+        }
+    }
+    if !names.is_empty() {
+        lp.comments.push(format!("mirror images left out (docs/ilp.md, rule 12): {} = 0", names.join(" = ")));
+    }
+    mirrored
 }
 
 /// Per node: whether the part of the model its links are in (variables
