@@ -12,7 +12,7 @@
 use afc_ir::cluster::{read_order, Clustering};
 use afc_ir::cost::Expr;
 use afc_ir::graph::{DepGraph, Reach};
-use afc_ir::labelled::{Function, NodeId};
+use afc_ir::labelled::{Function, NodeId, VarId};
 use afc_ir::sizes::Sizes;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -108,6 +108,23 @@ impl Weights {
             CostModel::Bytes => self.traffic * bytes as f64 * BYTES_EXTENT.powi(rank as i32 - 1),
             _ => self.traffic,
         }
+    }
+    /// The weight of node `c`'s read of array `v`, as the ILP's objective
+    /// counts it (a gather reading its source is costed at its own output's
+    /// rank). The model's reads and the dominance rule (dominance.rs)
+    /// both weigh reads by it.
+    pub fn read(&self, f: &Function, g: &DepGraph, v: VarId, c: NodeId) -> f64 {
+        let rank = match g.gathered_order(v, c) {
+            Some(_) => g.sizes.shape(f.node(c).outputs()[0]).len(),
+            None => g.sizes.shape(v).len(),
+        };
+        self.unit(rank, f.var(v).ty.prim().bytes())
+    }
+    /// The weight of writing array `v` to memory: its traffic, an array
+    /// written and, unless it is forced, an intermediate one.
+    pub fn write(&self, f: &Function, g: &DepGraph, v: VarId) -> f64 {
+        let intermediate = if g.forced_manifest.contains(&v) { 0.0 } else { self.intermediate };
+        self.unit(g.sizes.shape(v).len(), f.var(v).ty.prim().bytes()) + self.written + intermediate
     }
     /// The traffic part of an `--emit=cost` polynomial: array terms only
     /// (a term's degree is its array's rank); scalars are left out, as the

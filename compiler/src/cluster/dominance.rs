@@ -21,16 +21,6 @@ use afc_ir::labelled::{Function, NodeId, NodeKind, VarId};
 use afc_ir::lp::{Lp, LpVar};
 use indexmap::IndexMap;
 
-/// The weight of node `c`'s read of array `v` in the model's objective
-/// (a gather reading its source is costed at its own output's rank).
-pub fn read_unit(f: &Function, g: &DepGraph, w: &Weights, v: VarId, c: NodeId) -> f64 {
-    let rank = match g.gathered_order(v, c) {
-        Some(_) => g.sizes.shape(f.node(c).outputs()[0]).len(),
-        None => g.sizes.shape(v).len(),
-    };
-    w.unit(rank, f.var(v).ty.prim().bytes())
-}
-
 /// The fusible edges `a → b` of the model being built that can be fixed
 /// fused with an optimum kept, in `fused_edges` order. `a` is a map, generate, reverse or
 /// scan (a node whose output has its iteration's size), and with the
@@ -110,9 +100,8 @@ pub fn always_fused(
         // fixed-fused inputs cost nothing wherever the group goes.
         let outside: Vec<VarId> = streams[a.0 as usize].iter().copied().filter(|p| producers[p.0 as usize].is_none_or(|pr| !fused_in[a.0 as usize].contains(&pr))).collect();
         let few = outside.iter().all(|p| g.readers[p].len() <= SIBLING_WINDOW + 1);
-        let risked = outside.iter().map(|p| read_unit(f, g, w, *p, a)).sum::<f64>() + w.pair * pairs[a.0 as usize] as f64 + group;
-        let write = w.unit(g.sizes.shape(v).len(), f.var(v).ty.prim().bytes()) + w.written + w.intermediate;
-        let saved = write + read_unit(f, g, w, v, b) + w.edge;
+        let risked = outside.iter().map(|p| w.read(f, g, *p, a)).sum::<f64>() + w.pair * pairs[a.0 as usize] as f64 + group;
+        let saved = w.write(f, g, v) + w.read(f, g, v, b) + w.edge;
         if few && saved >= risked {
             risk[a.0 as usize] = Some(risked);
         }

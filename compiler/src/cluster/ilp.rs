@@ -721,7 +721,6 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     // cost model. Reads: reader k of array V reads it anew unless it is
     // fused with V's producer or shares the read with an earlier reader
     // (decision 6); a gather reads its source once per index.
-    let bytes = |v: VarId| f.var(v).ty.prim().bytes();
     let mut obj: IndexMap<LpVar, f64> = IndexMap::new();
     let mut weigh = |v: LpVar, k: f64| {
         if k != 0.0 {
@@ -737,7 +736,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
         let (mut read_vars, mut read_fk, mut read_sibs): (Vec<LpVar>, Vec<Option<LpVar>>, Vec<Vec<LpVar>>) = (vec![], vec![], vec![]);
         let mut first_pays: Option<LpVar> = None;
         for (k, c) in readers.iter().enumerate() {
-            let unit = super::dominance::read_unit(f, g, &w, *v, *c);
+            let unit = w.read(f, g, *v, *c);
             let f_k: Option<LpVar> = prod.and_then(|pr| fused_edges.get(&(pr, *c)).copied());
             if k == 0 {
                 match f_k {
@@ -802,8 +801,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     // Writes: an array written to memory is written whole; it is an
     // intermediate array unless it is forced.
     for (v, m) in &manifest {
-        let forced = g.forced_manifest.contains(v);
-        weigh(*m, w.unit(g.sizes.shape(*v).len(), bytes(*v)) + w.written + if forced { 0.0 } else { w.intermediate });
+        weigh(*m, w.write(f, g, *v));
     }
     for x in fused_edges.values() {
         weigh(*x, w.edge);
