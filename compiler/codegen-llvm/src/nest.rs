@@ -700,7 +700,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
 
         // Chunks of at least `grain` innermost positions and at least
         // 1/MAX_CHUNKS of the root loop; a multiple of CHUNK_QUANTUM when
-        // the nest streams.
+        // the nest is `aligned`.
         let one = i64t.const_int(1, false);
         let inside = self.positions_inside(&n.root.body)?;
         let mut size = self.chunk_size(par.grain, extent, inside)?;
@@ -721,7 +721,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let at_least = self.ceil_div(extent, cap)?;
             size = self.max(size, at_least)?;
         }
-        if n.stores.iter().any(|s| s.mode == StoreMode::Streaming) {
+        if par.aligned {
             let q = i64t.const_int(CHUNK_QUANTUM, false);
             size = self.ceil_div(size, q)?;
             size = self.b.build_int_mul(size, q, "chunk")?;

@@ -419,6 +419,13 @@ pub struct Parallel {
     /// is at least `grain` positions of the root loop divided by the
     /// positions of the loops inside it).
     pub grain: u64,
+    /// Every chunk but the last is a multiple of `CHUNK_QUANTUM` positions
+    /// of the root loop (`aligned`), so each starts as aligned as the whole
+    /// loop and runs no remainder trips of its own: a chunk that starts
+    /// between cache lines splits every vector load and store it makes.
+    /// Required when the nest streams its stores (its peel to alignment is
+    /// computed once, for the whole loop).
+    pub aligned: bool,
     /// Chunks after the first start from state carried over the chunks
     /// before them — a scan's value, a filter's cursor where kept elements
     /// are stored — so the nest runs twice: a first pass computes each
@@ -446,9 +453,9 @@ pub struct Parallel {
 /// `AFC_RT_MAX_CHUNKS`): a chunk is at least 1/MAX_CHUNKS of the root loop.
 pub const MAX_CHUNKS: u64 = 256;
 
-/// A chunk of a nest with streaming stores starts at a multiple of this
-/// many positions, so that its first vector-aligned position is as far in
-/// as the whole loop's (every vector is at most 64 elements).
+/// A chunk of an `aligned` parallel nest starts at a multiple of this many
+/// positions, so that its first vector-aligned position is as far in as
+/// the whole loop's (every vector is at most 64 elements).
 pub const CHUNK_QUANTUM: u64 = 64;
 
 impl LoopNest {

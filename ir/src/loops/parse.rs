@@ -699,6 +699,7 @@ impl Parser {
         let parallel = if self.eat("parallel") {
             self.expect("grain")?;
             let grain = self.int()?;
+            let aligned = self.eat("aligned");
             let two_pass = self.eat("two");
             if two_pass {
                 self.expect("-")?;
@@ -710,7 +711,7 @@ impl Parser {
                 self.expect("back")?;
             }
             let partials = self.eat("partials");
-            Some(Parallel { grain, two_pass, look_back, partials })
+            Some(Parallel { grain, aligned, two_pass, look_back, partials })
         } else {
             None
         };

@@ -265,7 +265,7 @@ impl P<'_> {
             .map(|s| format!("{}{}", self.var(s.array), if s.mode == StoreMode::Streaming { " streaming" } else { "" }))
             .collect();
         let streaming = n.streaming_from.map(|k| format!(" streaming from {}", k)).unwrap_or_default();
-        let parallel = n.parallel.map(|p| format!(" parallel grain {}{}{}{}", p.grain, if p.two_pass { " two-pass" } else { "" }, if p.look_back { " look-back" } else { "" }, if p.partials { " partials" } else { "" })).unwrap_or_default();
+        let parallel = n.parallel.map(|p| format!(" parallel grain {}{}{}{}{}", p.grain, if p.aligned { " aligned" } else { "" }, if p.two_pass { " two-pass" } else { "" }, if p.look_back { " look-back" } else { "" }, if p.partials { " partials" } else { "" })).unwrap_or_default();
         let head = format!("nest {}{}{} stores [{}]{} {{", n.cluster, parallel, streaming, stores.join(", "), self.loc(n.span));
         self.line(indent, &head);
         for (o, span) in &n.checks {

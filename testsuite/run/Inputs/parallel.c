@@ -1,6 +1,7 @@
 /* Driver of run/parallel.acc: every function at sizes around the chunk
- * boundaries (chunks of 1000 positions, 1024 when streaming, 1/256 of the
- * loop beyond 256000), on 1, 2, 3 and 8 workers (WORKERS="1 2 4 16", say,
+ * boundaries (chunks of 1000 positions, 1024 in an aligned nest, 1/256 of
+ * the loop beyond 256000, rounded up to 64 positions in an aligned nest
+ * beyond 262144), on 1, 2, 3 and 8 workers (WORKERS="1 2 4 16", say,
  * names others: testsuite/bench/scaling.sh runs it on a many-core machine);
  * SMALL=1 (under valgrind) stops at 300001 elements. */
 #include <omp.h>
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int64_t sizes[] = {0, 1, 2, 999, 1000, 1001, 1023, 1024, 1025, 2047, 5000, 255999, 256000, 256001, 300001, 2000003, 4194303, 4194305};
+static const int64_t sizes[] = {0, 1, 2, 999, 1000, 1001, 1023, 1024, 1025, 2047, 5000, 255999, 256000, 256001, 262145, 300001, 2000003, 4194303, 4194305};
 #define NSIZES (int)(sizeof sizes / sizeof sizes[0])
 static int workers[32] = {1, 2, 3, 8}, nworkers = 4;
 
