@@ -385,17 +385,16 @@ fn parallel(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::label
 /// Chunks of whole `CHUNK_QUANTUM`s (`aligned`) for a nest that streams
 /// (its peel to alignment is the whole loop's), and for a one-loop nest
 /// that stores arrays position by position (no filter's kept elements, no
-/// scatter's updates at data-dependent positions), in
-/// chunks no smaller than that: a chunk starting mid-line splits its
-/// vector stores across two cache lines and runs remainder trips of its
-/// own. Measured (docs/strategy.md, "Parallel
-/// loops"): Black-Scholes, one worker, `--fast-math`, n = 2·10⁷, took
-/// 1.01-1.04 × `c_tuned` in chunks of 78,125 positions (most starting
-/// mid-line), 0.99-1.00 in chunks of 78,144. A nest that only reads keeps
-/// its exact chunks: dotp ran 5-8 % faster with its chunks starting
-/// mid-line than on line boundaries. A nest of rows starts its chunks
+/// scatter's updates at data-dependent positions) in chunks no smaller
+/// than that: a chunk starting mid-line writes two lines in part with each
+/// vector store and runs remainder trips of its own. Black-Scholes on one
+/// worker, `--fast-math`, n = 2·10⁷: 1.01-1.04 × `c_tuned` in chunks of
+/// 78,125 positions (most starting mid-line), 0.99-1.00 in chunks of
+/// 78,144. A nest that only reads keeps its exact chunks: dotp ran 5-8 %
+/// faster with them starting mid-line. A nest of rows starts its chunks
 /// wherever a row does, and a grain below the quantum (`--parallel-grain
-/// 1`, for testing) keeps its exact chunks.
+/// 1`, for testing) keeps its exact chunks. docs/strategy.md, "Aligned
+/// chunks".
 fn aligned_chunks(n: &afc_ir::loops::LoopNest, grain: u64) -> bool {
     let mut inner = false;
     n.root.body.visit(&mut |b| inner |= matches!(b, Body::For(_)));

@@ -421,10 +421,11 @@ pub struct Parallel {
     pub grain: u64,
     /// Every chunk but the last is a multiple of `CHUNK_QUANTUM` positions
     /// of the root loop (`aligned`), so each starts as aligned as the whole
-    /// loop and runs no remainder trips of its own: a chunk that starts
-    /// between cache lines splits every vector load and store it makes.
-    /// Required when the nest streams its stores (its peel to alignment is
-    /// computed once, for the whole loop).
+    /// loop and runs no remainder trips of its own (a chunk that starts
+    /// mid-line writes two lines in part with each vector store). Required
+    /// when the nest streams its stores (its peel to alignment is computed
+    /// once, for the whole loop); the strategy pass's rule is
+    /// docs/strategy.md's "Aligned chunks".
     pub aligned: bool,
     /// Chunks after the first start from state carried over the chunks
     /// before them — a scan's value, a filter's cursor where kept elements
