@@ -396,11 +396,9 @@ fn parallel(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::label
 /// 1`, for testing) keeps its exact chunks. docs/strategy.md, "Aligned
 /// chunks".
 fn aligned_chunks(n: &afc_ir::loops::LoopNest, grain: u64) -> bool {
-    let mut inner = false;
-    n.root.body.visit(&mut |b| inner |= matches!(b, Body::For(_)));
-    let streams = n.stores.iter().any(|s| s.mode == afc_ir::loops::StoreMode::Streaming);
+    let one_loop = n.root.body.inner_loops().is_empty();
     let elsewhere = n.root.body.leaves().iter().any(|l| matches!(l, LoopBody::Filter { .. } | LoopBody::Scatter { .. }));
-    streams || (!n.stores.is_empty() && !elsewhere && !inner && grain >= afc_ir::loops::CHUNK_QUANTUM)
+    n.streams() || (!n.stores.is_empty() && !elsewhere && one_loop && grain >= afc_ir::loops::CHUNK_QUANTUM)
 }
 
 /// A root loop of fewer positions than this hands its chunking to the loop

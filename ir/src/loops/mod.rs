@@ -466,6 +466,10 @@ impl LoopNest {
     pub fn store_arrays(&self) -> Vec<VarId> {
         self.stores.iter().map(|s| s.array).collect()
     }
+    /// Some store of the nest streams (its chunks must then be `aligned`).
+    pub fn streams(&self) -> bool {
+        self.stores.iter().any(|s| s.mode == StoreMode::Streaming)
+    }
     /// Every loop of the nest, outermost first.
     pub fn loops(&self) -> Vec<&Loop> {
         let mut out = vec![&self.root];

@@ -533,7 +533,7 @@ fn parallel(vars: &[VarInfo], n: &LoopNest, p: Parallel) -> Result<(), String> {
     if let Some(why) = parallel_blocker(vars, n) {
         return Err(format!("cluster {} is parallel {}", n.cluster, why));
     }
-    if !p.aligned && n.stores.iter().any(|s| s.mode == StoreMode::Streaming) {
+    if !p.aligned && n.streams() {
         return Err(format!("cluster {} streams its stores in chunks that are not aligned (its peel to the outputs' alignment is the whole loop's)", n.cluster));
     }
     if p.look_back && !p.two_pass {
