@@ -10,6 +10,7 @@
 //!   lets afc reorder, trees of K consecutive elements (blocked partials in
 //!   index order) for those it may only rebracket, one chain otherwise; a
 //!   loop with such a fold is unrolled by K;
+//! - which unrolled loops run each trip as one vector step (`simd`);
 //! - which loops walk an array and its reverse together (paired);
 //! - which stores stream past the cache (non-temporal), from what size;
 //! - which nests run on all workers, in chunks of what size, and which
@@ -149,6 +150,7 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     for n in f.nests_mut() {
         choose_loop(&snapshot, &mut n.root, cfg, &vars);
         stream(n, cfg, vector_bits, &vars);
+        simd_trips(n, &vars);
         if !cfg.sequential {
             parallel(n, cfg, &vars);
         }
@@ -342,6 +344,34 @@ fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vector_bits: u32, vars:
         s.mode = afc_ir::loops::StoreMode::Streaming;
     }
     n.streaming_from = Some(cfg.cpu.llc_bytes.div_ceil(bytes.max(1)));
+}
+
+/// Runs the trips of every unrolled loop whose body computes each
+/// position apart from the others, branch-free (`loops::simd_blocker`), as
+/// one vector step (`simd`): the back end emits the trip as a loop over its
+/// K positions that LLVM's loop vectoriser takes whole, instead of K copies
+/// of the body that its SLP vectoriser packs only in part (a fold of a
+/// heavy map: three `sqrt`s and five divisions per element ran at 179 ms
+/// for 2·10⁷ elements in copies, 64 ms as one step, the time of the map
+/// alone; its arg-max, a tree, 140 ms). Each lane computes what its copy
+/// did, so results are the same bits. docs/strategy.md, "SIMD trips".
+fn simd_trips(n: &mut afc_ir::loops::LoopNest, vars: &[afc_ir::labelled::VarInfo]) {
+    fn decide(n: &afc_ir::loops::LoopNest, l: &Loop, vars: &[afc_ir::labelled::VarInfo], out: &mut Vec<VarId>) {
+        if loops::simd_blocker(vars, n, l).is_none() {
+            out.push(l.index);
+        }
+        for il in l.body.inner_loops() {
+            decide(n, il, vars, out);
+        }
+    }
+    let mut simd = vec![];
+    decide(n, &n.root, vars, &mut simd);
+    n.root.simd = simd.contains(&n.root.index);
+    n.root.body.visit_mut(&mut |b| {
+        if let Body::For(l) = b {
+            l.simd = simd.contains(&l.index);
+        }
+    });
 }
 
 /// Work (in `work`'s operations) a chunk of a parallel nest must hold to pay

@@ -70,3 +70,22 @@ void hand_farthest(const double *restrict x, const double *restrict y, int64_t n
   best[0] = at >= 0 ? x[at] : 0.0;
   best[1] = at >= 0 ? y[at] : 0.0;
 }
+
+/* Eight independent partial sums of the heavy map, in lanes as afc keeps
+   them (the remainder into lane 0). */
+double hand_heavyFold(const double *restrict x, const double *restrict y, int64_t n) {
+  double acc[LANES] = {0};
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int l = 0; l < LANES; l++) {
+      double a = x[i + l], b = y[i + l];
+      acc[l] += __builtin_sqrt(a) / (a + 1.5) + __builtin_sqrt(b) / (b + 2.5) + __builtin_sqrt(a * b + 1.0) / (a + b + 3.0) + a / (b + 4.0) + b / (a + 5.0);
+    }
+  for (; i < n; i++) {
+    double a = x[i], b = y[i];
+    acc[0] += __builtin_sqrt(a) / (a + 1.5) + __builtin_sqrt(b) / (b + 2.5) + __builtin_sqrt(a * b + 1.0) / (a + b + 3.0) + a / (b + 4.0) + b / (a + 5.0);
+  }
+  double s = 0.0;
+  for (int l = 0; l < LANES; l++) s += acc[l];
+  return s;
+}

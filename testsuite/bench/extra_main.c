@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 199309L
 #include "afc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +15,12 @@ DECL(diag, afc_f64_1d, afc_f64_1d *, afc_f64_1d *)
 DECL(gathered, afc_i64_1d, afc_f64_1d, afc_f64_1d *)
 DECL(crossDist, afc_f64_1d, afc_f64_1d, double *)
 DECL(farthest, afc_f64_1d, afc_f64_1d, double, double, double, double, double *, double *)
+DECL(heavyFold, afc_f64_1d, afc_f64_1d, double *)
 void hand_diag(const double *, int64_t, double *, double *);
 int hand_gathered(const int64_t *, int64_t, const double *, int64_t, double *);
 double hand_crossDist(const double *, int64_t, const double *, int64_t);
 void hand_farthest(const double *, const double *, int64_t, double, double, double, double, double *);
+double hand_heavyFold(const double *, const double *, int64_t);
 
 static double now(void) {
   struct timespec t;
@@ -81,6 +84,19 @@ int main(int argc, char **argv) {
   TIME(f, { double d; if (crossDist_fused(A, B, &d)) abort(); sink += d; });
   TIME(u, { double d; if (crossDist_unfused(A, B, &d)) abort(); sink += d; });
   report("crossDist", h, f, u);
+
+  afc_f64_1d Y0 = {ys, {N}};
+  double hs = 0, fs = 0, us = 0;
+  TIME(h, hs = hand_heavyFold(xs, ys, N));
+  TIME(f, if (heavyFold_fused(X, Y0, &fs)) abort());
+  TIME(u, if (heavyFold_unfused(X, Y0, &us)) abort());
+  /* The same sum in another order (lanes, the unfused map's array) agrees
+     to a few ulps. */
+  if (!(fabs(fs - hs) <= 1e-12 * fabs(hs) && fabs(us - hs) <= 1e-12 * fabs(hs))) {
+    fprintf(stderr, "heavyFold: afc and hand C disagree\n");
+    return 1;
+  }
+  report("heavyFold", h, f, u);
 
   /* Random points (the distance's arg-max moves unpredictably). */
   srand(1);

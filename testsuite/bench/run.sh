@@ -55,9 +55,11 @@ for mode in ilp none; do
   suffix=$([ $mode = ilp ] && echo fused || echo unfused)
   "$afc" "$here/extra.acc" -O3 --fusion=$mode -o "$out/extra_$mode.o"
   args=()
-  for f in diag gathered crossDist farthest; do args+=(--redefine-sym "$f=${f}_$suffix"); done
+  for f in diag gathered crossDist farthest heavyFold; do args+=(--redefine-sym "$f=${f}_$suffix"); done
   objcopy "${args[@]}" "$out/extra_$mode.o"
 done
-cc -O3 -march=native -std=c11 -I"$root/runtime-c" "$here/extra_main.c" "$here/extra_hand.c" "$out/extra_ilp.o" "$out/extra_none.o" \
+# (-fno-math-errno: afc's sqrt sets no errno either, and gcc vectorises no
+# sqrt that may.)
+cc -O3 -march=native -fno-math-errno -std=c11 -I"$root/runtime-c" "$here/extra_main.c" "$here/extra_hand.c" "$out/extra_ilp.o" "$out/extra_none.o" \
   "$root/build/libafcrt.a" -lgomp -lm -lpthread -o "$out/extra"
 AFC_NUM_THREADS=1 "$out/extra" "$n" "$reps"

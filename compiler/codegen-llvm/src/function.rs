@@ -8,7 +8,7 @@
 //! caller's memory (LANGUAGE.md, run-time errors).
 
 use crate::abi::{classify, classify_types, ParamPass};
-use crate::hints::{loop_hints, mark_glue, Trips, RUNTIME_UNROLL_DISABLE, UNROLL_DISABLE, VECTORIZE_DISABLE};
+use crate::hints::{hints_for, loop_hints, mark_glue, Trips};
 use crate::Options;
 use afc_ir::ast::{BinOp, UnOp};
 use afc_ir::diag::Span;

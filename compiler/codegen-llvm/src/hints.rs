@@ -12,6 +12,10 @@
 //!   set: without it the arg-max chain carries two more selects, 6 % in
 //!   cache), fully unroll one of a constant count, and vectorise one the
 //!   strategy left at one (maps rely on it);
+//! - a SIMD trip (`For … unroll K simd`) is a loop over its K positions
+//!   that the loop vectoriser is told to take whole, at width K and with
+//!   no interleaving: one vector step, which later passes turn back into
+//!   straight-line vector code (its trip count is one vector);
 //! - a function whose positions all run in chunk functions (its own loops
 //!   go over chunks only) is glue: what it runs, it runs once per call, so
 //!   it is neither optimised nor given optimising instruction selection
@@ -42,6 +46,8 @@ pub(crate) enum Trips {
     /// its aligned ones: fewer than one trip, neither unrolled nor
     /// vectorised.
     Remainder,
+    /// The K positions of one SIMD trip: vectorised at width K, whole.
+    Lanes(u32),
 }
 
 /// `llvm.loop.unroll.runtime.disable`: no unrolling by a factor the trip
@@ -50,14 +56,36 @@ pub(crate) enum Trips {
 pub(crate) const RUNTIME_UNROLL_DISABLE: &str = "llvm.loop.unroll.runtime.disable";
 /// `llvm.loop.unroll.disable`: no unrolling (nor peeling) of the loop.
 pub(crate) const UNROLL_DISABLE: &str = "llvm.loop.unroll.disable";
-/// `llvm.loop.vectorize.enable` false: no vector body.
+/// `llvm.loop.vectorize.enable`: with false, no vector body.
 pub(crate) const VECTORIZE_DISABLE: &str = "llvm.loop.vectorize.enable";
+
+/// `llvm.loop.vectorize.width` K with `llvm.loop.vectorize.enable` true:
+/// vectorise at this width.
+pub(crate) const VECTORIZE_WIDTH: &str = "llvm.loop.vectorize.width";
+/// `llvm.loop.interleave.count` 1: one vector body per trip.
+pub(crate) const INTERLEAVE_COUNT: &str = "llvm.loop.interleave.count";
+
+/// One loop hint: a flag, or a name with its operand.
+#[derive(Clone, Copy)]
+pub(crate) enum Hint {
+    Flag(&'static str),
+    Bool(&'static str, bool),
+    Int(&'static str, u32),
+}
+
+/// The hints of a loop of this kind (`Trips`).
+pub(crate) fn hints_for(trips: Trips) -> Vec<Hint> {
+    match trips {
+        Trips::Positions | Trips::Unrolled => vec![Hint::Flag(RUNTIME_UNROLL_DISABLE)],
+        Trips::Remainder | Trips::Chunks => vec![Hint::Flag(UNROLL_DISABLE), Hint::Bool(VECTORIZE_DISABLE, false)],
+        Trips::Lanes(k) => vec![Hint::Flag(UNROLL_DISABLE), Hint::Bool(VECTORIZE_DISABLE, true), Hint::Int(VECTORIZE_WIDTH, k), Hint::Int(INTERLEAVE_COUNT, 1)],
+    }
+}
 
 /// Attaches loop metadata with `hints` to a loop's back edge: a node whose
 /// first operand is itself, as LLVM requires of a loop's id (LangRef,
-/// "llvm.loop"), made through a temporary node. A hint named
-/// `VECTORIZE_DISABLE` gets the operand `i1 false`.
-pub(crate) fn loop_hints(cx: &Context, back_edge: InstructionValue, hints: &[&str]) {
+/// "llvm.loop"), made through a temporary node.
+pub(crate) fn loop_hints(cx: &Context, back_edge: InstructionValue, hints: &[Hint]) {
     let c = cx.as_ctx_ref();
     let string = |s: &str| unsafe { LLVMMDStringInContext2(c, s.as_ptr().cast(), s.len()) };
     // SAFETY: every node is made in `cx`, which outlives the call; the
@@ -66,10 +94,11 @@ pub(crate) fn loop_hints(cx: &Context, back_edge: InstructionValue, hints: &[&st
         let temp = LLVMTemporaryMDNode(c, std::ptr::null_mut(), 0);
         let mut ops: Vec<LLVMMetadataRef> = vec![temp];
         for h in hints {
-            let mut op = vec![string(h)];
-            if *h == VECTORIZE_DISABLE {
-                op.push(LLVMValueAsMetadata(cx.bool_type().const_zero().as_value_ref()));
-            }
+            let mut op = match *h {
+                Hint::Flag(name) => vec![string(name)],
+                Hint::Bool(name, b) => vec![string(name), LLVMValueAsMetadata(cx.bool_type().const_int(b as u64, false).as_value_ref())],
+                Hint::Int(name, k) => vec![string(name), LLVMValueAsMetadata(cx.i32_type().const_int(k as u64, false).as_value_ref())],
+            };
             ops.push(LLVMMDNodeInContext2(c, op.as_mut_ptr(), op.len()));
         }
         let id = LLVMMDNodeInContext2(c, ops.as_mut_ptr(), ops.len());

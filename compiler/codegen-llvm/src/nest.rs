@@ -25,6 +25,9 @@ pub(super) struct Pos<'ctx> {
     lane: usize,
     /// Inside an unrolled trip: tree folds collect their elements.
     trip: bool,
+    /// In a SIMD trip (`unroll K simd`): the copy's lane, a position of
+    /// the loop over the trip; lanes folds put their elements there.
+    simd: Option<IntValue<'ctx>>,
     /// Under a branch-free filter: whether the element is kept.
     mask: Option<IntValue<'ctx>>,
     /// In a paired loop: whether this copy runs at the mirrored position
@@ -63,6 +66,9 @@ pub(super) struct NestCx<'ctx> {
     /// element j), each component's operator, and the trip's elements.
     lanes: IndexMap<VarId, (Vec<PointerValue<'ctx>>, Vec<CombineOp>)>,
     lane_groups: IndexMap<VarId, Vec<Vec<BasicValueEnum<'ctx>>>>,
+    /// Folds with lanes or trees in a SIMD trip: per component, the trip's
+    /// elements in memory (`[K x T]`, lane j at j), read back after it.
+    simd_elems: IndexMap<VarId, TripElems<'ctx>>,
     /// In a paired loop, alias scopes for the lower and upper halves: no
     /// access to one half touches the other, which LLVM cannot see itself.
     halves: Option<[(inkwell::values::MetadataValue<'ctx>, inkwell::values::MetadataValue<'ctx>); 2]>,
@@ -112,6 +118,7 @@ impl<'ctx> NestCx<'ctx> {
             tree_ops: IndexMap::new(),
             lanes: IndexMap::new(),
             lane_groups: IndexMap::new(),
+            simd_elems: IndexMap::new(),
             halves: None,
             peel: None,
             stream_vals: IndexMap::new(),
@@ -134,6 +141,16 @@ type Step<'a, 'ctx, G> = dyn FnMut(&mut G, &[BasicValueEnum<'ctx>]) -> R<Vec<Bas
 
 /// A compressing filter's lanes in a trip: each lane's predicate and element.
 type CompressLanes<'ctx> = Vec<(IntValue<'ctx>, Vec<BasicValueEnum<'ctx>>)>;
+
+/// A fold's elements in a SIMD trip.
+#[derive(Clone)]
+struct TripElems<'ctx> {
+    k: u32,
+    /// A tree fold's (combined as a tree of the K elements), else lanes'.
+    tree: bool,
+    /// Per component, the `[K x T]` in memory, with T.
+    slots: Vec<(PointerValue<'ctx>, afc_ir::types::Prim)>,
+}
 
 /// A scatter's partial destinations (`Parallel::partials`): per output a
 /// buffer of `(chunks - 1) * len` elements, and a has-value byte per
@@ -238,6 +255,13 @@ pub(super) struct Chunk<'ctx> {
     /// where the one before ended (then true): it leaves its carried states
     /// for the next chunk, and bounds no store by the next chunk's start.
     chained: Option<IntValue<'ctx>>,
+}
+
+/// The alignment of a SIMD trip's elements of `p` in memory: the whole
+/// vector's (`[K x T]` read back as `<K x T>`), at most 64 bytes.
+fn trip_align(p: afc_ir::types::Prim, k: u32) -> u32 {
+    let bytes = if p == afc_ir::types::Prim::Bool { 1 } else { p.bytes() as u32 };
+    (bytes * k).next_power_of_two().min(64)
 }
 
 /// The vector of `k` elements of a scalar type.
@@ -654,6 +678,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             loops: pos.loops.iter().map(|(v, x, e)| (*v, tk(&g, *x), tk(&g, *e))).collect(),
             lane: 0,
             trip: false,
+            simd: None,
             mask: None,
             mirrored: None,
             limit: None,
@@ -1802,10 +1827,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let latch = self.b.get_insert_block().unwrap();
         let next = self.b.build_int_add(kv, i64t.const_int(step, false), "next")?;
         let back = self.b.build_unconditional_branch(header)?;
-        match trips {
-            Trips::Positions | Trips::Unrolled => loop_hints(self.cx, back, &[RUNTIME_UNROLL_DISABLE]),
-            Trips::Remainder | Trips::Chunks => loop_hints(self.cx, back, &[UNROLL_DISABLE, VECTORIZE_DISABLE]),
-        }
+        loop_hints(self.cx, back, &hints_for(trips));
         k.add_incoming(&[(&start, pre), (&next, latch)]);
         self.b.position_at_end(exit);
         Ok(())
@@ -1833,7 +1855,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             };
             let mut loops = outer.map(|o| o.loops.clone()).unwrap_or_default();
             loops.push((l.index, k, extent));
-            Ok(Pos { i, last: Some(last), total, loops, lane, trip, mask: outer.and_then(|o| o.mask), mirrored: None, limit: None })
+            Ok(Pos { i, last: Some(last), total, loops, lane, trip, simd: None, mask: outer.and_then(|o| o.mask), mirrored: None, limit: None })
         };
         if l.paired {
             // Positions k and n-1-k in one trip, then the middle one. A
@@ -1917,11 +1939,26 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 // (fold elements, kept lanes, stream values) waits for the
                 // outer trip's end, not this trip's.
                 let outer = (std::mem::take(&mut nx.groups), std::mem::take(&mut nx.lane_groups), std::mem::take(&mut nx.compress_vals), std::mem::take(&mut nx.stream_vals));
-                for lane in 0..l.unroll as usize {
-                    let kv = g.b.build_int_add(base, i64t.const_int(lane as u64, false), "lane")?;
-                    let p = at(g, kv, lane, true)?;
-                    g.scalars.insert(l.index, kv.into());
-                    g.copy(&l.body, &p, nx)?;
+                if l.simd {
+                    // One copy in a loop over the trip's positions, which
+                    // LLVM vectorises whole (`Trips::Lanes`).
+                    let simd = std::mem::take(&mut nx.simd_elems);
+                    g.counted(&format!("{}.lanes", name), Trips::Lanes(l.unroll), i64t.const_zero(), kk, 1, &mut |g, lane| {
+                        let kv = g.b.build_int_add(base, lane, "lane")?;
+                        let mut p = at(g, kv, 0, true)?;
+                        p.simd = Some(lane);
+                        g.scalars.insert(l.index, kv.into());
+                        g.copy(&l.body, &p, nx)
+                    })?;
+                    g.combine_simd(nx)?;
+                    nx.simd_elems = simd;
+                } else {
+                    for lane in 0..l.unroll as usize {
+                        let kv = g.b.build_int_add(base, i64t.const_int(lane as u64, false), "lane")?;
+                        let p = at(g, kv, lane, true)?;
+                        g.scalars.insert(l.index, kv.into());
+                        g.copy(&l.body, &p, nx)?;
+                    }
                 }
                 g.combine_groups(nx)?;
                 g.flush_compress(nx)?;
@@ -1958,18 +1995,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // with the lanes by the operator itself.
         let lane_groups: Vec<(VarId, Vec<Vec<BasicValueEnum<'ctx>>>)> = nx.lane_groups.drain(..).collect();
         for (key, elements) in lane_groups {
-            let (slots, ops) = nx.lanes[&key].clone();
             let k = elements.len() as u32;
-            for (c, (slot, op)) in slots.iter().zip(&ops).enumerate() {
+            let mut vecs = vec![];
+            for c in 0..elements[0].len() {
                 let t = elements[0][c].get_type();
-                let mut v: BasicValueEnum = vec_type(t, k).get_undef().into();
+                let mut v = vec_type(t, k).get_undef();
                 for (j, xs) in elements.iter().enumerate() {
-                    v = self.b.build_insert_element(v.into_vector_value(), xs[c], self.cx.i64_type().const_int(j as u64, false), "lane")?.into();
+                    v = self.b.build_insert_element(v, xs[c], self.cx.i64_type().const_int(j as u64, false), "lane")?;
                 }
-                let acc = self.b.build_load(vec_type(t, k), *slot, "lanes")?.into_vector_value();
-                let next = self.combine(*op, acc, v.into_vector_value())?;
-                self.b.build_store(*slot, next)?;
+                vecs.push(v);
             }
+            self.add_to_lanes(key, vecs, nx)?;
         }
         let groups: Vec<(VarId, Vec<Vec<BasicValueEnum<'ctx>>>)> = nx.groups.drain(..).collect();
         for (key, mut level) in groups {
@@ -2004,6 +2040,73 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             for (s, v) in slots.iter().zip(next) {
                 self.b.build_store(*s, v)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Combines one vector of a trip's elements per component into a lanes
+    /// fold's accumulators, lane by lane, with the operator itself.
+    fn add_to_lanes(&mut self, key: VarId, vecs: Vec<inkwell::values::VectorValue<'ctx>>, nx: &NestCx<'ctx>) -> R<()> {
+        let (slots, ops) = nx.lanes[&key].clone();
+        for ((slot, op), v) in slots.iter().zip(&ops).zip(vecs) {
+            let acc = self.b.build_load(v.get_type(), *slot, "lanes")?.into_vector_value();
+            let next = self.combine(*op, acc, v)?;
+            self.b.build_store(*slot, next)?;
+        }
+        Ok(())
+    }
+
+    /// In a SIMD trip: a fold's element, each component stored at its lane
+    /// of the trip's `[K x T]` (made on first use, in the entry block,
+    /// aligned as the vector read back from it, which LLVM's load assumes).
+    #[allow(clippy::too_many_arguments)]
+    fn trip_elements(&mut self, key: VarId, k: u32, tree: bool, results: &[VarId], xs: Vec<BasicValueEnum<'ctx>>, lane: IntValue<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        if !nx.simd_elems.contains_key(&key) {
+            let mut slots = vec![];
+            for r in results {
+                let p = self.f.var(*r).ty.prim();
+                let slot = self.entry_alloca(mem_ty(self.cx, p).array_type(k).into(), "trip_elems")?;
+                slot.as_instruction().expect("an alloca").set_alignment(trip_align(p, k)).expect("an alloca takes an alignment");
+                slots.push((slot, p));
+            }
+            nx.simd_elems.insert(key, TripElems { k, tree, slots });
+        }
+        for ((slot, p), x) in nx.simd_elems[&key].slots.clone().into_iter().zip(xs) {
+            let at = unsafe { self.b.build_in_bounds_gep(mem_ty(self.cx, p), slot, &[lane], "trip_elem")? };
+            self.b.build_store(at, self.to_mem(x)?)?;
+        }
+        Ok(())
+    }
+
+    /// At the end of a SIMD trip: each fold's elements, read back from
+    /// memory as one vector per component — a lanes fold's into its
+    /// accumulators, a tree fold's element by element into the trip's
+    /// group, combined as a tree by `combine_groups` as the copies' are.
+    fn combine_simd(&mut self, nx: &mut NestCx<'ctx>) -> R<()> {
+        let elems: Vec<(VarId, TripElems<'ctx>)> = nx.simd_elems.drain(..).collect();
+        for (key, TripElems { k, tree, slots }) in elems {
+            let mut vecs = vec![];
+            for (slot, p) in slots {
+                let v = self.b.build_load(vec_type(mem_ty(self.cx, p), k), slot, "trip_elems")?;
+                v.as_instruction_value().expect("a load").set_alignment(trip_align(p, k)).expect("a load takes an alignment");
+                let v = v.into_vector_value();
+                vecs.push(if p == afc_ir::types::Prim::Bool {
+                    let zero = self.cx.i8_type().vec_type(k).const_zero();
+                    self.b.build_int_compare(IntPredicate::NE, v, zero, "b")?
+                } else {
+                    v
+                });
+            }
+            if !tree {
+                self.add_to_lanes(key, vecs, nx)?;
+                continue;
+            }
+            let mut group = vec![];
+            for j in 0..k {
+                let at = self.cx.i64_type().const_int(j as u64, false);
+                group.push(vecs.iter().map(|v| self.b.build_extract_element(*v, at, "elem")).collect::<Result<Vec<_>, _>>()?);
+            }
+            nx.groups.insert(key, group);
         }
         Ok(())
     }
@@ -2328,6 +2431,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 for r in reads {
                     xs.push(self.element(*r, pos, o, nx, elems)?);
                 }
+                if let (Accumulate::Tree(k), Some(lane)) = (how, pos.simd) {
+                    nx.tree_ops.entry(key).or_insert_with(|| (op.clone(), results.clone()));
+                    return self.trip_elements(key, *k, true, results, xs, lane, nx);
+                }
                 if let (Accumulate::Tree(_), true) = (how, pos.trip) {
                     nx.tree_ops.entry(key).or_insert_with(|| (op.clone(), results.clone()));
                     nx.groups.entry(key).or_default().push(xs);
@@ -2342,6 +2449,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                             let id = self.konst(*c);
                             *x = self.b.build_select(m, *x, id, "kept_or_identity")?;
                         }
+                    }
+                    if let Some(lane) = pos.simd {
+                        return self.trip_elements(key, *k, false, results, xs, lane, nx);
                     }
                     if pos.trip {
                         nx.lane_groups.entry(key).or_default().push(xs);
@@ -2446,7 +2556,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // Branch-free, every copy of an unrolled trip runs the guarded work
         // (masked), so lane folds under it collect the trip's elements as
         // vectors like any other; behind a branch they cannot.
-        let sub = |mask: Option<IntValue<'ctx>>| Pos { i: j, last: None, total: j, loops: pos.loops.clone(), lane: pos.lane, trip: pos.trip && mask.is_some(), mask, mirrored: None, limit };
+        let sub = |mask: Option<IntValue<'ctx>>| Pos { i: j, last: None, total: j, loops: pos.loops.clone(), lane: pos.lane, trip: pos.trip && mask.is_some(), simd: None, mask, mirrored: None, limit };
         // Values made under the guard are this sub-rate's own.
         let mut inner: Elems<'ctx> = Elems::default();
         if write.unconditional() {

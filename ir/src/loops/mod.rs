@@ -28,7 +28,7 @@ mod verify;
 
 pub use parse::parse;
 pub use print::print;
-pub use verify::{block_fallible, parallel_blocker, reorderable, row_loops, rows_blocker, two_pass, verify, CombineOp, StartDependent, TotalsPass};
+pub use verify::{block_fallible, parallel_blocker, reorderable, row_loops, rows_blocker, simd_blocker, two_pass, verify, CombineOp, StartDependent, TotalsPass};
 
 use crate::diag::{SourceFile, Span};
 use crate::labelled::{Block, Callee, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};
@@ -347,6 +347,12 @@ pub struct Loop {
     /// for K consecutive positions, in order, then a remainder loop runs
     /// the rest one by one. Lanes and trees of K need it.
     pub unroll: u32,
+    /// The main loop's trip runs its `unroll` positions as one vector
+    /// step (`unroll K simd`): a loop over them that LLVM's vectoriser
+    /// takes whole, each lanes fold's elements gathered into one vector
+    /// (docs/strategy.md, "SIMD trips"). Only for bodies `simd_blocker`
+    /// finds nothing in.
+    pub simd: bool,
     /// Walk positions `i` and `n-1-i` in one trip, so that an array read
     /// forwards and backwards is loaded once (c_tuned/singleLoop.c).
     pub paired: bool,
@@ -362,7 +368,7 @@ pub struct Loop {
 
 impl Loop {
     pub fn new(index: VarId, extent: SizeExpr, body: Body) -> Loop {
-        Loop { index, extent, unroll: 1, paired: false, parallel_below: None, body }
+        Loop { index, extent, unroll: 1, simd: false, paired: false, parallel_below: None, body }
     }
 }
 

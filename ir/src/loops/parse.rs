@@ -674,10 +674,12 @@ impl Parser {
         let index = self.typed()?;
         self.expect("<")?;
         let extent = self.size()?;
-        let (mut unroll, mut paired, mut parallel_below) = (1, false, None);
+        let (mut unroll, mut simd, mut paired, mut parallel_below) = (1, false, false, None);
         loop {
             if self.eat("unroll") {
                 unroll = u32::try_from(self.int()?).map_err(|_| "an unroll factor out of range".to_string())?;
+            } else if self.eat("simd") {
+                simd = true;
             } else if self.eat("paired") {
                 paired = true;
             } else if self.eat("parallel") {
@@ -690,7 +692,7 @@ impl Parser {
         self.expect("{")?;
         let body = self.body()?;
         self.expect("}")?;
-        Ok(Loop { index, extent, unroll, paired, parallel_below, body })
+        Ok(Loop { index, extent, unroll, simd, paired, parallel_below, body })
     }
 
     fn nest(&mut self) -> R<LoopNest> {

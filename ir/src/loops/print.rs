@@ -246,6 +246,9 @@ impl P<'_> {
         if l.unroll > 1 {
             let _ = write!(sched, " unroll {}", l.unroll);
         }
+        if l.simd {
+            sched.push_str(" simd");
+        }
         if l.paired {
             sched.push_str(" paired");
         }

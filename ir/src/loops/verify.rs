@@ -2,7 +2,7 @@
 //! legality of every recorded strategy (docs/strategy.md).
 
 use super::*;
-use crate::labelled::{Const, Rhs};
+use crate::labelled::{Builtin, Const, Rhs};
 use crate::types::Prim;
 use indexmap::IndexSet;
 
@@ -135,6 +135,11 @@ impl V<'_> {
         }
         if l.paired && l.unroll > 1 {
             return Err(format!("cluster {}: loop {} is both paired and unrolled", c, self.name(l.index)));
+        }
+        if l.simd {
+            if let Some(why) = simd_blocker(&self.f.vars, self.nest, l) {
+                return Err(format!("cluster {}: loop {} runs its trips as one vector step (simd) {}", c, self.name(l.index), why));
+            }
         }
         if let SizeExpr::Dim(v, _) | SizeExpr::Scalar(Operand::Var(v)) = l.extent {
             if (v.0 as usize) >= self.f.vars.len() {
@@ -686,6 +691,58 @@ pub fn parallel_blocker(vars: &[VarInfo], n: &LoopNest) -> Option<String> {
             if blocked.is_none() && dep.leaf(l, *o) {
                 blocked = Some(format!("but '{}' depends on the values of a scan before it", l.name()));
             }
+        }
+    });
+    blocked
+}
+
+/// Why loop `l` of nest `n` cannot run its trips as one vector step
+/// (`unroll K simd`), if it cannot: the loop must be unrolled and not
+/// paired, the nest must not stream (its stores gather a trip's values in
+/// lane order), and its body (no inner loop, no filter) must compute each
+/// position apart from the others, branch-free: maps, reverses and index
+/// maps read at the position or its mirror, and folds in lanes or trees
+/// of the loop's K (their elements made in the step, combined after it),
+/// each lambda straight-line (a value choice is a select), with
+/// nothing that can fail and no call LLVM cannot widen (`tan` and `erf`
+/// are libm calls; the other builtins are LLVM intrinsics). The strategy
+/// pass asks the same question before it marks a loop `simd`.
+pub fn simd_blocker(vars: &[VarInfo], n: &LoopNest, l: &Loop) -> Option<String> {
+    if l.unroll < 2 {
+        return Some("but it is not unrolled".into());
+    }
+    if l.paired {
+        return Some("but it is paired".into());
+    }
+    if n.streams() {
+        return Some("but its nest streams its stores".into());
+    }
+    fn straight(vars: &[VarInfo], b: &Block) -> bool {
+        !block_fallible(vars, b)
+            && b.stmts.iter().all(|s| match s {
+                Stmt::Assign { rhs: Rhs::Builtin(Builtin::Tan | Builtin::Erf, _), .. } => false,
+                Stmt::Assign { .. } => true,
+                Stmt::If { then, els, .. } => then.stmts.is_empty() && els.stmts.is_empty(),
+            })
+    }
+    let mut blocked = None;
+    l.body.visit(&mut |b| {
+        let why = match b {
+            Body::For(_) => Some("but it holds an inner loop".to_string()),
+            Body::When { .. } => Some("but it holds a filter".to_string()),
+            Body::Leaf(leaf, o) if *o > 1 => Some(format!("but '{}' runs at a gather's positions", leaf.name())),
+            Body::Leaf(leaf @ (LoopBody::OneToOne { .. } | LoopBody::FromIndex { .. } | LoopBody::Reverse { .. }), _) => {
+                leaf.lambda().filter(|lam| !straight(vars, &lam.body)).map(|_| format!("but '{}' may branch, fail or call libm", leaf.name()))
+            }
+            Body::Leaf(leaf @ LoopBody::ManyToOne { acc, op, .. }, _) => match acc {
+                Accumulate::Lanes(k) | Accumulate::Tree(k) if *k == l.unroll && straight(vars, &op.body) => None,
+                _ => Some(format!("but '{}' does not accumulate in lanes or trees of {}", leaf.name(), l.unroll)),
+            },
+            Body::Leaf(leaf, _) => Some(format!("but '{}' is not computed position by position", leaf.name())),
+            _ => None,
+        };
+        if blocked.is_none() {
+            blocked = why;
         }
     });
     blocked
