@@ -729,13 +729,13 @@ pub fn simd_blocker(vars: &[VarInfo], n: &LoopNest, l: &Loop) -> Option<String> 
     l.body.visit(&mut |b| {
         let why = match b {
             Body::For(_) => Some("but it holds an inner loop".to_string()),
-            Body::When { .. } => Some("but it holds a filter".to_string()),
+            Body::When { .. } | Body::Leaf(LoopBody::Filter { .. }, _) => Some("but it holds a filter".to_string()),
             Body::Leaf(leaf, o) if *o > 1 => Some(format!("but '{}' runs at a gather's positions", leaf.name())),
             Body::Leaf(leaf @ (LoopBody::OneToOne { .. } | LoopBody::FromIndex { .. } | LoopBody::Reverse { .. }), _) => {
                 leaf.lambda().filter(|lam| !straight(vars, &lam.body)).map(|_| format!("but '{}' may branch, fail or call libm", leaf.name()))
             }
             Body::Leaf(leaf @ LoopBody::ManyToOne { acc, op, .. }, _) => match acc {
-                Accumulate::Lanes(k) | Accumulate::Tree(k) if *k == l.unroll && straight(vars, &op.body) => None,
+                Accumulate::Lanes(k) | Accumulate::Tree(k) if *k == l.unroll => (!straight(vars, &op.body)).then(|| format!("but '{}' may branch, fail or call libm", leaf.name())),
                 _ => Some(format!("but '{}' does not accumulate in lanes or trees of {}", leaf.name(), l.unroll)),
             },
             Body::Leaf(leaf, _) => Some(format!("but '{}' is not computed position by position", leaf.name())),
