@@ -150,7 +150,7 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     for n in f.nests_mut() {
         choose_loop(&snapshot, &mut n.root, cfg, &vars);
         stream(n, cfg, vector_bits, &vars);
-        simd_trips(n, &vars);
+        simd_trips(n, cfg, &vars);
         if !cfg.sequential {
             parallel(n, cfg, &vars);
         }
@@ -355,21 +355,48 @@ fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vector_bits: u32, vars:
 /// for 2·10⁷ elements in copies, 64 ms as one step, the time of the map
 /// alone; its arg-max, a tree, 140 ms). Each lane computes what its copy
 /// did, so results are the same bits. docs/strategy.md, "SIMD trips".
-fn simd_trips(n: &mut afc_ir::loops::LoopNest, vars: &[afc_ir::labelled::VarInfo]) {
-    fn decide(n: &afc_ir::loops::LoopNest, l: &Loop, vars: &[afc_ir::labelled::VarInfo], out: &mut Vec<VarId>) {
-        if loops::simd_blocker(vars, n, l).is_none() {
-            out.push(l.index);
+fn simd_trips(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::labelled::VarInfo]) {
+    fn decide(n: &afc_ir::loops::LoopNest, l: &Loop, cfg: &Config, vars: &[afc_ir::labelled::VarInfo], out: &mut Vec<(VarId, u32)>) {
+        // A loop stepping a scan (and no fold that unrolls it) is unrolled
+        // for SIMD trips only, by what a fold of the scan's elements would be.
+        let mut narrowest = None;
+        visit_level(&l.body, false, &mut |leaf, _| {
+            if let LoopBody::Scan { reads, .. } = leaf {
+                for r in reads {
+                    let b = vars[r.0 as usize].ty.prim().bytes().max(1) as u32;
+                    narrowest = Some(narrowest.map_or(b, |n: u32| n.min(b)));
+                }
+            }
+        });
+        let k = match (l.unroll, narrowest) {
+            (1, Some(b)) => ((cfg.cpu.vector_bits / (8 * b)).max(1) * ACCUMULATOR_VECTORS).clamp(2, MAX_UNROLL),
+            (k, _) => k,
+        };
+        let free = if k == l.unroll {
+            loops::simd_blocker(vars, n, l).is_none()
+        } else {
+            loops::simd_blocker(vars, n, &Loop { unroll: k, ..l.clone() }).is_none()
+        };
+        if free {
+            out.push((l.index, k));
         }
         for il in l.body.inner_loops() {
-            decide(n, il, vars, out);
+            decide(n, il, cfg, vars, out);
         }
     }
     let mut simd = vec![];
-    decide(n, &n.root, vars, &mut simd);
-    n.root.simd = simd.contains(&n.root.index);
+    decide(n, &n.root, cfg, vars, &mut simd);
+    let set = |l: &mut Loop| match simd.iter().find(|(i, _)| *i == l.index) {
+        Some((_, k)) => {
+            l.unroll = *k;
+            l.simd = true;
+        }
+        None => l.simd = false,
+    };
+    set(&mut n.root);
     n.root.body.visit_mut(&mut |b| {
         if let Body::For(l) = b {
-            l.simd = simd.contains(&l.index);
+            set(l);
         }
     });
 }

@@ -26,8 +26,9 @@ pub(super) struct Pos<'ctx> {
     /// Inside an unrolled trip: tree folds collect their elements.
     trip: bool,
     /// In a SIMD trip (`unroll K simd`): the copy's lane, a position of
-    /// the loop over the trip; lanes folds put their elements there.
-    simd: Option<IntValue<'ctx>>,
+    /// the loop over the trip, and K; folds and scans put their elements
+    /// there.
+    simd: Option<(IntValue<'ctx>, u32)>,
     /// Under a branch-free filter: whether the element is kept.
     mask: Option<IntValue<'ctx>>,
     /// In a paired loop: whether this copy runs at the mirrored position
@@ -142,14 +143,24 @@ type Step<'a, 'ctx, G> = dyn FnMut(&mut G, &[BasicValueEnum<'ctx>]) -> R<Vec<Bas
 /// A compressing filter's lanes in a trip: each lane's predicate and element.
 type CompressLanes<'ctx> = Vec<(IntValue<'ctx>, Vec<BasicValueEnum<'ctx>>)>;
 
-/// A fold's elements in a SIMD trip.
+/// A fold's or scan's elements in a SIMD trip.
 #[derive(Clone)]
 struct TripElems<'ctx> {
     k: u32,
-    /// A tree fold's (combined as a tree of the K elements), else lanes'.
-    tree: bool,
+    kind: TripKind,
     /// Per component, the `[K x T]` in memory, with T.
     slots: Vec<(PointerValue<'ctx>, afc_ir::types::Prim)>,
+}
+
+/// What takes a SIMD trip's elements after its vector step.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TripKind {
+    /// A lanes fold: one vector per component into its accumulators.
+    Lanes,
+    /// A tree fold: the K elements as the trip's group.
+    Tree,
+    /// A scan: stepped through the K elements in order.
+    Scan,
 }
 
 /// A scatter's partial destinations (`Parallel::partials`): per output a
@@ -1946,12 +1957,33 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     g.counted(&format!("{}.lanes", name), Trips::Lanes(l.unroll), i64t.const_zero(), kk, 1, &mut |g, lane| {
                         let kv = g.b.build_int_add(base, lane, "lane")?;
                         let mut p = at(g, kv, 0, true)?;
-                        p.simd = Some(lane);
+                        p.simd = Some((lane, l.unroll));
                         g.scalars.insert(l.index, kv.into());
                         g.copy(&l.body, &p, nx)
                     })?;
-                    g.combine_simd(nx)?;
+                    let scans = g.combine_simd(nx)?;
                     nx.simd_elems = simd;
+                    // Then each scan steps through the trip's elements in
+                    // order, storing its outputs (nothing else in the loop
+                    // reads them: `loops::simd_blocker`).
+                    if !scans.is_empty() {
+                        let mut leaves = vec![];
+                        l.body.visit(&mut |b| {
+                            if let Body::Leaf(leaf @ LoopBody::Scan { .. }, o) = b {
+                                if scans.contains_key(&leaf_key(leaf)) {
+                                    leaves.push((leaf, *o));
+                                }
+                            }
+                        });
+                        for j in 0..l.unroll as usize {
+                            let kv = g.b.build_int_add(base, i64t.const_int(j as u64, false), "lane")?;
+                            let p = at(g, kv, j, true)?;
+                            g.scalars.insert(l.index, kv.into());
+                            for (leaf, o) in &leaves {
+                                g.scan_step(leaf, *o, scans[&leaf_key(leaf)][j].clone(), &p, &mut Elems::default(), nx)?;
+                            }
+                        }
+                    }
                 } else {
                     for lane in 0..l.unroll as usize {
                         let kv = g.b.build_int_add(base, i64t.const_int(lane as u64, false), "lane")?;
@@ -2060,16 +2092,16 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// of the trip's `[K x T]` (made on first use, in the entry block,
     /// aligned as the vector read back from it, which LLVM's load assumes).
     #[allow(clippy::too_many_arguments)]
-    fn trip_elements(&mut self, key: VarId, k: u32, tree: bool, results: &[VarId], xs: Vec<BasicValueEnum<'ctx>>, lane: IntValue<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+    fn trip_elements(&mut self, key: VarId, k: u32, kind: TripKind, types: &[VarId], xs: Vec<BasicValueEnum<'ctx>>, lane: IntValue<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
         if !nx.simd_elems.contains_key(&key) {
             let mut slots = vec![];
-            for r in results {
+            for r in types {
                 let p = self.f.var(*r).ty.prim();
                 let slot = self.entry_alloca(mem_ty(self.cx, p).array_type(k).into(), "trip_elems")?;
                 slot.as_instruction().expect("an alloca").set_alignment(trip_align(p, k)).expect("an alloca takes an alignment");
                 slots.push((slot, p));
             }
-            nx.simd_elems.insert(key, TripElems { k, tree, slots });
+            nx.simd_elems.insert(key, TripElems { k, kind, slots });
         }
         for ((slot, p), x) in nx.simd_elems[&key].slots.clone().into_iter().zip(xs) {
             let at = unsafe { self.b.build_in_bounds_gep(mem_ty(self.cx, p), slot, &[lane], "trip_elem")? };
@@ -2082,9 +2114,12 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// memory as one vector per component — a lanes fold's into its
     /// accumulators, a tree fold's element by element into the trip's
     /// group, combined as a tree by `combine_groups` as the copies' are.
-    fn combine_simd(&mut self, nx: &mut NestCx<'ctx>) -> R<()> {
+    /// Returns the scans' elements, per scan (by `leaf_key`) and position
+    /// of the trip, for `scan_steps`.
+    fn combine_simd(&mut self, nx: &mut NestCx<'ctx>) -> R<IndexMap<VarId, Vec<Vec<BasicValueEnum<'ctx>>>>> {
         let elems: Vec<(VarId, TripElems<'ctx>)> = nx.simd_elems.drain(..).collect();
-        for (key, TripElems { k, tree, slots }) in elems {
+        let mut scans = IndexMap::new();
+        for (key, TripElems { k, kind, slots }) in elems {
             let mut vecs = vec![];
             for (slot, p) in slots {
                 let v = self.b.build_load(vec_type(mem_ty(self.cx, p), k), slot, "trip_elems")?;
@@ -2097,18 +2132,22 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     v
                 });
             }
-            if !tree {
+            if kind == TripKind::Lanes {
                 self.add_to_lanes(key, vecs, nx)?;
                 continue;
             }
-            let mut group = vec![];
+            let mut each = vec![];
             for j in 0..k {
                 let at = self.cx.i64_type().const_int(j as u64, false);
-                group.push(vecs.iter().map(|v| self.b.build_extract_element(*v, at, "elem")).collect::<Result<Vec<_>, _>>()?);
+                each.push(vecs.iter().map(|v| self.b.build_extract_element(*v, at, "elem")).collect::<Result<Vec<_>, _>>()?);
             }
-            nx.groups.insert(key, group);
+            if kind == TripKind::Tree {
+                nx.groups.insert(key, each);
+            } else {
+                scans.insert(key, each);
+            }
         }
-        Ok(())
+        Ok(scans)
     }
 
     /// Steps a state that may still be empty (`NestCx::fresh`): while it
@@ -2394,36 +2433,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 self.b.position_at_end(next);
                 Ok(())
             }
-            LoopBody::Scan { dir, reads, op, outs, .. } => {
-                let slots = nx.states[&leaf_key(l)][0].clone();
+            LoopBody::Scan { reads, .. } => {
                 let xs = reads.iter().map(|r| self.element(*r, pos, o, nx, elems)).collect::<R<Vec<_>>>()?;
-                if nx.fresh.contains_key(&leaf_key(l)) {
-                    // A first pass's total: its outputs are skipped.
-                    let dir = *dir;
-                    return self.fresh_or(leaf_key(l), &slots, &xs, pos.mask, nx, &mut |g, acc| {
-                        let args: Vec<BasicValueEnum> = if dir == ScanKind::Right { xs.iter().chain(acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
-                        g.lambda(op, &args)
-                    });
+                if let Some((lane, k)) = pos.simd {
+                    // In a SIMD trip the vector step only makes the
+                    // elements; the scan steps through them after it.
+                    return self.trip_elements(leaf_key(l), k, TripKind::Scan, reads, xs, lane, nx);
                 }
-                let mut acc = vec![];
-                for (r, slot) in outs.iter().zip(&slots) {
-                    let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
-                    acc.push(self.b.build_load(t, *slot, "acc")?);
-                }
-                let args: Vec<BasicValueEnum> =
-                    if *dir == ScanKind::Right { xs.iter().chain(&acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
-                let mut next = self.lambda(op, &args)?;
-                if let Some(m) = pos.mask {
-                    // Under a branch-free filter a skipped element keeps the value.
-                    for (n, a) in next.iter_mut().zip(&acc) {
-                        *n = self.b.build_select(m, *n, *a, "kept_acc")?;
-                    }
-                }
-                for (v, slot) in next.iter().zip(&slots) {
-                    self.b.build_store(*slot, *v)?;
-                }
-                let out = if *dir == ScanKind::Exclusive { acc } else { next };
-                self.put(outs, out, pos, o, elems, nx)
+                self.scan_step(l, o, xs, pos, elems, nx)
             }
             LoopBody::ManyToOne { reads, op, results, acc: how, .. } => {
                 let key = leaf_key(l);
@@ -2431,9 +2448,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 for r in reads {
                     xs.push(self.element(*r, pos, o, nx, elems)?);
                 }
-                if let (Accumulate::Tree(k), Some(lane)) = (how, pos.simd) {
+                if let (Accumulate::Tree(k), Some((lane, _))) = (how, pos.simd) {
                     nx.tree_ops.entry(key).or_insert_with(|| (op.clone(), results.clone()));
-                    return self.trip_elements(key, *k, true, results, xs, lane, nx);
+                    return self.trip_elements(key, *k, TripKind::Tree, results, xs, lane, nx);
                 }
                 if let (Accumulate::Tree(_), true) = (how, pos.trip) {
                     nx.tree_ops.entry(key).or_insert_with(|| (op.clone(), results.clone()));
@@ -2450,8 +2467,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                             *x = self.b.build_select(m, *x, id, "kept_or_identity")?;
                         }
                     }
-                    if let Some(lane) = pos.simd {
-                        return self.trip_elements(key, *k, false, results, xs, lane, nx);
+                    if let Some((lane, _)) = pos.simd {
+                        return self.trip_elements(key, *k, TripKind::Lanes, results, xs, lane, nx);
                     }
                     if pos.trip {
                         nx.lane_groups.entry(key).or_default().push(xs);
@@ -2527,6 +2544,41 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Ok(())
             }
         }
+    }
+
+    /// One step of a scan at `pos` on its elements `xs`: the state from
+    /// the state and the elements, the output stored (what the copy of a
+    /// trip, or a SIMD trip's steps after its vector step, run).
+    fn scan_step(&mut self, l: &LoopBody, o: Order, xs: Vec<BasicValueEnum<'ctx>>, pos: &Pos<'ctx>, elems: &mut Elems<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        let LoopBody::Scan { dir, op, outs, .. } = l else { unreachable!("only scans step") };
+        let slots = nx.states[&leaf_key(l)][0].clone();
+        if nx.fresh.contains_key(&leaf_key(l)) {
+            // A first pass's total: its outputs are skipped.
+            let dir = *dir;
+            return self.fresh_or(leaf_key(l), &slots, &xs, pos.mask, nx, &mut |g, acc| {
+                let args: Vec<BasicValueEnum> = if dir == ScanKind::Right { xs.iter().chain(acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
+                g.lambda(op, &args)
+            });
+        }
+        let mut acc = vec![];
+        for (r, slot) in outs.iter().zip(&slots) {
+            let t = reg_ty(self.cx, self.f.var(*r).ty.prim());
+            acc.push(self.b.build_load(t, *slot, "acc")?);
+        }
+        let args: Vec<BasicValueEnum> =
+            if *dir == ScanKind::Right { xs.iter().chain(&acc).copied().collect() } else { acc.iter().chain(&xs).copied().collect() };
+        let mut next = self.lambda(op, &args)?;
+        if let Some(m) = pos.mask {
+            // Under a branch-free filter a skipped element keeps the value.
+            for (n, a) in next.iter_mut().zip(&acc) {
+                *n = self.b.build_select(m, *n, *a, "kept_acc")?;
+            }
+        }
+        for (v, slot) in next.iter().zip(&slots) {
+            self.b.build_store(*slot, *v)?;
+        }
+        let out = if *dir == ScanKind::Exclusive { acc } else { next };
+        self.put(outs, out, pos, o, elems, nx)
     }
 
     /// A filter: evaluates the predicate; a kept element is stored at the

@@ -701,9 +701,10 @@ pub fn parallel_blocker(vars: &[VarInfo], n: &LoopNest) -> Option<String> {
 /// paired, the nest must not stream (its stores gather a trip's values in
 /// lane order), and its body (no inner loop, no filter) must compute each
 /// position apart from the others, branch-free: maps, reverses and index
-/// maps read at the position or its mirror, and folds in lanes or trees
-/// of the loop's K (their elements made in the step, combined after it),
-/// each lambda straight-line (a value choice is a select), with
+/// maps read at the position or its mirror, folds in lanes or trees of
+/// the loop's K, and scans whose outputs nothing in the loop reads (the
+/// folds' and scans' elements made in the step, taken in after it), each
+/// lambda straight-line (a value choice is a select), with
 /// nothing that can fail and no call LLVM cannot widen (`tan` and `erf`
 /// are libm calls; the other builtins are LLVM intrinsics). The strategy
 /// pass asks the same question before it marks a loop `simd`.
@@ -725,6 +726,14 @@ pub fn simd_blocker(vars: &[VarInfo], n: &LoopNest, l: &Loop) -> Option<String> 
                 Stmt::If { then, els, .. } => then.stmts.is_empty() && els.stmts.is_empty(),
             })
     }
+    // What the loop's leaves read: a scan's outputs are made after the
+    // vector step, so none may be read in it.
+    let mut read: IndexSet<VarId> = IndexSet::new();
+    l.body.visit(&mut |b| {
+        if let Body::Leaf(LoopBody::OneToOne { reads, .. } | LoopBody::ManyToOne { reads, .. } | LoopBody::Scan { reads, .. } | LoopBody::Reverse { reads, .. }, _) = b {
+            read.extend(reads.iter().copied());
+        }
+    });
     let mut blocked = None;
     l.body.visit(&mut |b| {
         let why = match b {
@@ -738,6 +747,13 @@ pub fn simd_blocker(vars: &[VarInfo], n: &LoopNest, l: &Loop) -> Option<String> 
                 Accumulate::Lanes(k) | Accumulate::Tree(k) if *k == l.unroll => (!straight(vars, &op.body)).then(|| format!("but '{}' may branch, fail or call libm", leaf.name())),
                 _ => Some(format!("but '{}' does not accumulate in lanes or trees of {}", leaf.name(), l.unroll)),
             },
+            Body::Leaf(leaf @ LoopBody::Scan { op, outs, .. }, _) => {
+                if outs.iter().any(|v| read.contains(v)) {
+                    Some(format!("but scan '{}' has its outputs read in the loop", leaf.name()))
+                } else {
+                    (!straight(vars, &op.body)).then(|| format!("but '{}' may branch, fail or call libm", leaf.name()))
+                }
+            }
             Body::Leaf(leaf, _) => Some(format!("but '{}' is not computed position by position", leaf.name())),
             _ => None,
         };
