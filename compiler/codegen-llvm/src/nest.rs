@@ -2115,7 +2115,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// accumulators, a tree fold's element by element into the trip's
     /// group, combined as a tree by `combine_groups` as the copies' are.
     /// Returns the scans' elements, per scan (by `leaf_key`) and position
-    /// of the trip, for `scan_steps`.
+    /// of the trip, for their steps after the vector step (`run_loop`).
     fn combine_simd(&mut self, nx: &mut NestCx<'ctx>) -> R<IndexMap<VarId, Vec<Vec<BasicValueEnum<'ctx>>>>> {
         let elems: Vec<(VarId, TripElems<'ctx>)> = nx.simd_elems.drain(..).collect();
         let mut scans = IndexMap::new();
