@@ -133,6 +133,12 @@ const ACCUMULATOR_VECTORS: u32 = 2;
 /// The most lanes any loop is unrolled for.
 const MAX_UNROLL: u32 = 32;
 
+/// K for a fold (or a scan's SIMD trips) whose narrowest element has
+/// `bytes` bytes: `ACCUMULATOR_VECTORS` vector registers' worth.
+fn lanes_for(cfg: &Config, bytes: u32) -> u32 {
+    ((cfg.cpu.vector_bits / (8 * bytes.max(1))).max(1) * ACCUMULATOR_VECTORS).clamp(2, MAX_UNROLL)
+}
+
 /// Decides every loop's strategies in `f`.
 pub fn choose(f: &mut Function, cfg: &Config) {
     // Picking folds carry positions first: the strategies are chosen for
@@ -363,13 +369,13 @@ fn simd_trips(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::lab
         visit_level(&l.body, false, &mut |leaf, _| {
             if let LoopBody::Scan { reads, .. } = leaf {
                 for r in reads {
-                    let b = vars[r.0 as usize].ty.prim().bytes().max(1) as u32;
+                    let b = vars[r.0 as usize].ty.prim().bytes() as u32;
                     narrowest = Some(narrowest.map_or(b, |n: u32| n.min(b)));
                 }
             }
         });
         let k = match (l.unroll, narrowest) {
-            (1, Some(b)) => ((cfg.cpu.vector_bits / (8 * b)).max(1) * ACCUMULATOR_VECTORS).clamp(2, MAX_UNROLL),
+            (1, Some(b)) => lanes_for(cfg, b),
             (k, _) => k,
         };
         let free = if k == l.unroll {
@@ -522,9 +528,8 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
     visit_level(&l.body, false, &mut |leaf, guarded| {
         if let LoopBody::ManyToOne { op, reads, results, .. } = leaf {
             let float = results.iter().any(|r| prim(*r).is_float());
-            let narrowest = results.iter().map(|r| prim(*r).bytes()).min().unwrap_or(8).max(1) as u32;
-            let k = (cfg.cpu.vector_bits / (8 * narrowest)).max(1) * ACCUMULATOR_VECTORS;
-            let k = k.clamp(2, MAX_UNROLL);
+            let narrowest = results.iter().map(|r| prim(*r).bytes()).min().unwrap_or(8) as u32;
+            let k = lanes_for(cfg, narrowest);
             let same_types = reads.len() == results.len() && reads.iter().zip(results).all(|(a, b)| prim(*a) == prim(*b));
             let how = if cfg.strict_fp && float {
                 Accumulate::Chain

@@ -271,8 +271,7 @@ pub(super) struct Chunk<'ctx> {
 /// The alignment of a SIMD trip's elements of `p` in memory: the whole
 /// vector's (`[K x T]` read back as `<K x T>`), at most 64 bytes.
 fn trip_align(p: afc_ir::types::Prim, k: u32) -> u32 {
-    let bytes = if p == afc_ir::types::Prim::Bool { 1 } else { p.bytes() as u32 };
-    (bytes * k).next_power_of_two().min(64)
+    (p.bytes() as u32 * k).next_power_of_two().min(64)
 }
 
 /// The vector of `k` elements of a scalar type.

@@ -349,7 +349,7 @@ pub struct Loop {
     pub unroll: u32,
     /// The main loop's trip runs its `unroll` positions as one vector
     /// step (`unroll K simd`): a loop over them that LLVM's vectoriser
-    /// takes whole, each lanes fold's elements gathered into one vector
+    /// takes whole, the folds' and scans' elements taken in after it
     /// (docs/strategy.md, "SIMD trips"). Only for bodies `simd_blocker`
     /// finds nothing in.
     pub simd: bool,

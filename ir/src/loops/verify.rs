@@ -730,8 +730,8 @@ pub fn simd_blocker(vars: &[VarInfo], n: &LoopNest, l: &Loop) -> Option<String> 
     // vector step, so none may be read in it.
     let mut read: IndexSet<VarId> = IndexSet::new();
     l.body.visit(&mut |b| {
-        if let Body::Leaf(LoopBody::OneToOne { reads, .. } | LoopBody::ManyToOne { reads, .. } | LoopBody::Scan { reads, .. } | LoopBody::Reverse { reads, .. }, _) = b {
-            read.extend(reads.iter().copied());
+        if let Body::Leaf(leaf, _) = b {
+            read.extend(leaf.reads().iter().copied());
         }
     });
     let mut blocked = None;
