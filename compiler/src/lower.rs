@@ -251,7 +251,7 @@ impl Cx<'_> {
                 }
                 Lowered::Body(_) => {
                     let nest = self.nest(st, k, members, t, &leaf_order, &orders, &manifest, &available);
-                    steps.push(Step::Loop(nest));
+                    steps.push(Step::Loop(Box::new(nest)));
                 }
             }
             for n in members {
@@ -366,7 +366,7 @@ impl Cx<'_> {
                 }
             }
         }
-        LoopNest { cluster: k, root, stores, span, labels, checks, streaming_from: None, parallel: None }
+        LoopNest { cluster: k, root, stores, span, labels, checks, streaming_from: None, parallel: None, keeps: vec![] }
     }
 }
 

@@ -104,6 +104,18 @@ pub(super) struct NestCx<'ctx> {
     /// `leaf_key`): whether it does (chunks after the first, when the call
     /// uses partials) and its has-value bytes.
     partial: IndexMap<VarId, (IntValue<'ctx>, PointerValue<'ctx>)>,
+    /// Arrays a two-pass nest keeps (`LoopNest::keeps`): per array, its
+    /// home and whether this pass saves its elements there or loads them.
+    keep: IndexMap<VarId, (VarId, KeepMode)>,
+}
+
+/// What a pass does with a kept array (`LoopNest::keeps`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KeepMode {
+    /// The first pass computes its elements and stores them in its home.
+    Save,
+    /// The second pass, after a first, loads them from there.
+    Load,
 }
 
 impl<'ctx> NestCx<'ctx> {
@@ -133,6 +145,7 @@ impl<'ctx> NestCx<'ctx> {
             compress_vals: IndexMap::new(),
             skip: IndexSet::new(),
             partial: IndexMap::new(),
+            keep: IndexMap::new(),
         }
     }
 }
@@ -440,20 +453,32 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     }
                 }
             }
+            let mode = match c.pass {
+                Pass::Totals => Some(KeepMode::Save),
+                Pass::Resume => Some(KeepMode::Load),
+                Pass::Only | Pass::Carry => None,
+            };
+            if let Some(mode) = mode {
+                nx.keep = n.keeps.iter().map(|k| (k.array, (k.home, mode))).collect();
+            }
         }
-        match chunk.and_then(|c| c.chained).filter(|_| !nx.limits.is_empty()) {
+        match chunk.and_then(|c| c.chained).filter(|_| !nx.limits.is_empty() || !nx.keep.is_empty()) {
             Some(chained) => {
                 // Chunks going in order store past their own range safely
                 // (the next chunk comes after): a version of the loops with
-                // no store guard, so one worker pays nothing for it.
+                // no store guard, so one worker pays nothing for it. They
+                // ran no first pass either: they compute what it would
+                // have kept.
                 let (free, guarded, join) = (self.new_block("in_order"), self.new_block("guarded"), self.new_block("ran"));
                 self.b.build_conditional_branch(chained, free, guarded)?;
                 self.b.position_at_end(free);
                 let limits = std::mem::take(&mut nx.limits);
+                let keep = std::mem::take(&mut nx.keep);
                 self.loop_versions(n, &mut nx, extent)?;
                 self.b.build_unconditional_branch(join)?;
                 self.b.position_at_end(guarded);
                 nx.limits = limits;
+                nx.keep = keep;
                 self.loop_versions(n, &mut nx, extent)?;
                 self.b.build_unconditional_branch(join)?;
                 self.b.position_at_end(join);
@@ -2312,6 +2337,21 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     }
 
     fn leaf(&mut self, l: &LoopBody, o: Order, pos: &Pos<'ctx>, elems: &mut Elems<'ctx>, nx: &mut NestCx<'ctx>) -> R<()> {
+        // What the first pass kept: loaded, not computed again.
+        let outs = l.element_outs();
+        if !outs.is_empty() && outs.iter().all(|v| matches!(nx.keep.get(v), Some((_, KeepMode::Load)))) {
+            let i = self.index(pos, o, self.f.rank(outs[0]), nx, elems)?;
+            let mut rs = vec![];
+            for v in outs {
+                let home = nx.keep[v].0;
+                let x = self.load_at(*v, nx.base[&home], i)?;
+                if let Some(inst) = x.as_instruction_value() {
+                    self.scope(inst, pos, o, nx);
+                }
+                rs.push(x);
+            }
+            return self.put(outs, rs, pos, o, elems, nx);
+        }
         match l {
             LoopBody::Filter { .. } => unreachable!(),
             LoopBody::OneToOne { reads, f, outs, .. } => {
@@ -2928,6 +2968,19 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let i = self.index(pos, order, rank, nx, elems)?;
         for (o, v) in outs.iter().zip(rs) {
             elems.vals.insert((*o, order), v);
+            match nx.keep.get(o) {
+                Some(&(home, KeepMode::Save)) => {
+                    let t = mem_ty(self.cx, self.f.var(*o).ty.prim());
+                    let ep = unsafe { self.b.build_in_bounds_gep(t, nx.base[&home], &[i], "kept")? };
+                    let m = self.to_mem(v)?;
+                    let st = self.b.build_store(ep, m)?;
+                    self.scope(st, pos, order, nx);
+                    continue;
+                }
+                // Loaded from where it is stored: nothing to store.
+                Some(&(home, KeepMode::Load)) if home == *o => continue,
+                _ => {}
+            }
             if let Some(s) = nx.stores.iter().find(|s| s.array == *o) {
                 let t = mem_ty(self.cx, self.f.var(*o).ty.prim());
                 let ep = unsafe { self.b.build_in_bounds_gep(t, nx.base[o], &[i], "q")? };

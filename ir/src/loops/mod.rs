@@ -28,7 +28,7 @@ mod verify;
 
 pub use parse::parse;
 pub use print::print;
-pub use verify::{block_fallible, parallel_blocker, reorderable, row_loops, rows_blocker, simd_blocker, two_pass, verify, CombineOp, StartDependent, TotalsPass};
+pub use verify::{block_fallible, keep_blocker, parallel_blocker, reorderable, row_loops, rows_blocker, simd_blocker, two_pass, verify, CombineOp, StartDependent, TotalsPass};
 
 use crate::diag::{SourceFile, Span};
 use crate::labelled::{Block, Callee, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};
@@ -301,6 +301,24 @@ impl Body {
         });
         out
     }
+    /// The leaves that run at the loop's own positions (not under a
+    /// filter, not in an inner loop), with their orders, in execution order.
+    pub fn at_loop_rate(&self) -> Vec<(&LoopBody, Order)> {
+        fn walk<'a>(b: &'a Body, out: &mut Vec<(&'a LoopBody, Order)>) {
+            match b {
+                Body::Leaf(l, o) => out.push((l, *o)),
+                Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
+                    walk(first, out);
+                    walk(then, out);
+                }
+                Body::When { filter, .. } => walk(filter, out),
+                Body::For(_) => {}
+            }
+        }
+        let mut out = vec![];
+        walk(self, &mut out);
+        out
+    }
     /// Calls `f` on this body and every body inside it, in execution order.
     pub fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a Body)) {
         f(self);
@@ -393,6 +411,19 @@ pub struct Store {
     pub mode: StoreMode,
 }
 
+/// An array a two-pass nest's first pass keeps for its second
+/// (docs/strategy.md, "Keeping what the first pass computed"): the first
+/// pass stores `array`'s elements at their positions in `home` — the array
+/// itself, which the nest stores anyway, or the output of the scan that
+/// reads it, whose element at that position the second pass writes only
+/// after reading it — and the second pass loads them instead of computing
+/// them again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Keep {
+    pub array: VarId,
+    pub home: VarId,
+}
+
 /// One cluster: a tree of loops.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoopNest {
@@ -414,6 +445,9 @@ pub struct LoopNest {
     /// `grain` innermost positions (fewer than that runs on the calling
     /// thread); docs/strategy.md gives the rule and the chunking.
     pub parallel: Option<Parallel>,
+    /// What a two-pass nest's first pass keeps for its second (`Keep`;
+    /// verified by `loops::keep_blocker`).
+    pub keeps: Vec<Keep>,
 }
 
 /// How a parallel nest is cut into chunks (docs/strategy.md, "Parallel
@@ -476,6 +510,10 @@ impl LoopNest {
     pub fn streams(&self) -> bool {
         self.stores.iter().any(|s| s.mode == StoreMode::Streaming)
     }
+    /// The home a two-pass nest's first pass keeps `v`'s elements in.
+    pub fn kept(&self, v: VarId) -> Option<VarId> {
+        self.keeps.iter().find(|k| k.array == v).map(|k| k.home)
+    }
     /// Every loop of the nest, outermost first.
     pub fn loops(&self) -> Vec<&Loop> {
         let mut out = vec![&self.root];
@@ -533,7 +571,7 @@ pub struct Branch {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
     Stmt(Stmt),
-    Loop(LoopNest),
+    Loop(Box<LoopNest>),
     Call(Call),
     If(Branch),
     /// Checks that every array result fits the caller's storage, before
@@ -622,7 +660,7 @@ impl Function {
     }
     /// Every loop nest, those in `if` branches included, in order.
     pub fn nests(&self) -> Vec<&LoopNest> {
-        self.all_steps().into_iter().filter_map(|s| if let Step::Loop(n) = s { Some(n) } else { None }).collect()
+        self.all_steps().into_iter().filter_map(|s| if let Step::Loop(n) = s { Some(&**n) } else { None }).collect()
     }
     pub fn nests_mut(&mut self) -> Vec<&mut LoopNest> {
         fn walk<'a>(steps: &'a mut [Step], out: &mut Vec<&'a mut LoopNest>) {

@@ -729,6 +729,15 @@ impl Parser {
             let mode = if p.eat("streaming") { StoreMode::Streaming } else { StoreMode::Normal };
             Ok(Store { array, mode })
         })?;
+        let keeps = if self.eat("keeps") {
+            self.list("[", "]", |p| {
+                let array = p.var()?;
+                let home = if p.eat("in") { p.var()? } else { array };
+                Ok(Keep { array, home })
+            })?
+        } else {
+            vec![]
+        };
         let span = self.loc()?;
         self.expect("{")?;
         let (mut checks, mut labels) = (vec![], vec![]);
@@ -773,7 +782,7 @@ impl Parser {
         }
         let root = self.looop()?;
         self.expect("}")?;
-        Ok(LoopNest { cluster, root, stores, span, labels, checks, streaming_from, parallel })
+        Ok(LoopNest { cluster, root, stores, span, labels, checks, streaming_from, parallel, keeps })
     }
 
     fn call(&mut self) -> R<Call> {
@@ -864,7 +873,7 @@ impl Parser {
         } else if self.eat("free") {
             Step::Free(self.vars_in("[", "]")?)
         } else if self.is("nest") {
-            Step::Loop(self.nest()?)
+            Step::Loop(Box::new(self.nest()?))
         } else if self.is("call") {
             Step::Call(self.call()?)
         } else if self.is("if") {

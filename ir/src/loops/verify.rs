@@ -485,6 +485,15 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, freed: 
                     parallel(&f.vars, n, p)?;
                 }
                 rows(&f.vars, n)?;
+                for (i, k) in n.keeps.iter().enumerate() {
+                    if n.keeps[..i].iter().any(|e| e.array == k.array || e.home == k.home) {
+                        return Err(format!("cluster {} keeps %{} or its home %{} twice", n.cluster, f.var_name(k.array), f.var_name(k.home)));
+                    }
+                    if let Some(why) = keep_blocker(&f.vars, n, *k) {
+                        let home = if k.home == k.array { String::new() } else { format!(" in %{}", f.var_name(k.home)) };
+                        return Err(format!("cluster {} keeps %{}{} {}", n.cluster, f.var_name(k.array), home, why));
+                    }
+                }
                 // A gather at another gather's indices checks its whole
                 // index arrays before the nest: they must be in memory.
                 for gi in &n.labels {
@@ -762,6 +771,61 @@ pub fn simd_blocker(vars: &[VarInfo], n: &LoopNest, l: &Loop) -> Option<String> 
         }
     });
     blocked
+}
+
+/// Why a two-pass nest's first pass cannot keep `k.array` in `k.home` for
+/// its second (`Keep`), if it cannot. The array must be made by a map (or
+/// an index map) at the root loop's own positions or their mirror, with
+/// nothing that can fail (the second pass, which finds a chunk's first
+/// error, then has none to find there), by a leaf the first pass runs and
+/// all of whose arrays are kept; in a nest with no inner loop. Its home is
+/// the array itself, stored by the nest (the first pass stores it, the
+/// second loads it and stores nothing), or the output of a scan that reads
+/// it in the same order, of the same type, stored by the nest: the second
+/// pass loads the element there before the scan's step overwrites it. A
+/// streamed home is not in the cache when the second pass reads it back.
+/// The strategy pass asks the same question before it keeps an array.
+pub fn keep_blocker(vars: &[VarInfo], n: &LoopNest, k: Keep) -> Option<String> {
+    if !n.parallel.is_some_and(|p| p.two_pass) {
+        return Some("but the nest does not run in two passes".into());
+    }
+    if !n.root.body.inner_loops().is_empty() {
+        return Some("but the nest has an inner loop".into());
+    }
+    let leaves = n.root.body.at_loop_rate();
+    let Some(&(maker, order)) = leaves.iter().find(|(l, _)| l.array_outs().contains(&k.array)) else {
+        return Some("but nothing makes it at the loop's own positions".into());
+    };
+    if order > 1 {
+        return Some(format!("but '{}' runs at a gather's positions", maker.name()));
+    }
+    match maker {
+        LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } if block_fallible(vars, &f.body) => return Some(format!("but '{}' may fail", maker.name())),
+        LoopBody::OneToOne { .. } | LoopBody::FromIndex { .. } => {}
+        _ => return Some(format!("but '{}' is not a map", maker.name())),
+    }
+    if !TotalsPass::new(n).runs(maker) {
+        return Some(format!("but the first pass does not run '{}'", maker.name()));
+    }
+    if maker.array_outs().iter().any(|v| n.kept(*v).is_none()) {
+        return Some(format!("but '{}' makes arrays that are not kept", maker.name()));
+    }
+    if !n.stores.iter().any(|s| s.array == k.home && s.mode == StoreMode::Normal) {
+        return Some("but the nest does not store its home, or streams it".into());
+    }
+    if k.home != k.array {
+        let scan = leaves.iter().find_map(|(l, o)| match l {
+            LoopBody::Scan { reads, outs, state: None, .. } => reads.iter().zip(outs).any(|(r, w)| *r == k.array && *w == k.home).then_some(*o),
+            _ => None,
+        });
+        match scan {
+            None => return Some("but its home is not the output of a scan of the nest reading it".into()),
+            Some(o) if o != order => return Some("but the scan reads it in the other order".into()),
+            Some(_) if vars[k.array.0 as usize].ty != vars[k.home.0 as usize].ty => return Some("but its home has another type".into()),
+            Some(_) => {}
+        }
+    }
+    None
 }
 
 /// What a two-pass nest's first pass runs: the scans and filters the nest
