@@ -160,6 +160,7 @@ pub fn choose(f: &mut Function, cfg: &Config) {
         if !cfg.sequential {
             parallel(n, cfg, &vars);
             keeps(n, &vars);
+            scan_totals(n, &vars);
         }
     }
     place_results(f);
@@ -446,6 +447,11 @@ fn parallel(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::label
     }
 }
 
+/// The least work (`work`'s count) of a map a two-pass nest keeps: about
+/// two square roots or divisions per element. A lighter map is cheaper
+/// to compute again than to store and load (next).
+const KEEP_MIN_WORK: u32 = 8;
+
 /// In a two-pass nest, the first pass keeps what it computes for the
 /// second (`LoopNest::keeps`) instead of the second computing it again:
 /// every array a map makes at the loop's positions for the first pass's
@@ -455,12 +461,13 @@ fn parallel(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::label
 /// its bits do not depend on the number of workers), and each pass ran
 /// the whole map: `scanl((+), 0.0, map(f, xs, ys))` with three `sqrt`s
 /// and five divisions per element took 129 ms at 2·10⁷ on one worker
-/// (64 sequential), 81 ms keeping the map; on two workers 65 → 41 ms. A
-/// map of one multiply-add went from 34.6 to 33.4 ms: the second pass
-/// loads its element from the line it then writes, which is in the cache
-/// (under a barrier, from memory: a read of the home instead of the map's
-/// inputs). A map with no operation is not kept. docs/strategy.md,
-/// "Keeping what the first pass computed".
+/// (64 sequential), 81 ms keeping the map; on two workers 65 → 41 ms.
+/// A map of one multiply-add is not kept (`KEEP_MIN_WORK`): with the
+/// first pass's totals in lanes (`scan_totals`) it took 25.8 ms computed
+/// twice, 29.8 kept — keeping moves the write of the home's lines from
+/// the second pass, where it hides behind the scan's chain, to the
+/// first, which only streams its inputs. docs/strategy.md, "Keeping what
+/// the first pass computed".
 fn keeps(n: &mut afc_ir::loops::LoopNest, vars: &[afc_ir::labelled::VarInfo]) {
     if !n.parallel.is_some_and(|p| p.two_pass) {
         return;
@@ -468,7 +475,7 @@ fn keeps(n: &mut afc_ir::loops::LoopNest, vars: &[afc_ir::labelled::VarInfo]) {
     let leaves: Vec<(LoopBody, u32)> = n.root.body.at_loop_rate().into_iter().map(|(l, o)| (l.clone(), o)).collect();
     for (maker, _) in &leaves {
         let Some(lam) = maker.lambda() else { continue };
-        if !matches!(maker, LoopBody::OneToOne { .. } | LoopBody::FromIndex { .. }) || lam.body.stmts.is_empty() {
+        if !matches!(maker, LoopBody::OneToOne { .. } | LoopBody::FromIndex { .. }) || stmts_work(&lam.body.stmts) < KEEP_MIN_WORK {
             continue;
         }
         // Each array it makes: stored, or read by a scan whose output is.
@@ -491,6 +498,33 @@ fn keeps(n: &mut afc_ir::loops::LoopNest, vars: &[afc_ir::labelled::VarInfo]) {
             n.keeps.truncate(before);
         }
     }
+}
+
+/// A two-pass nest's first pass folds each scan's elements into the
+/// chunk's total in lanes of the root loop's K (`totals lanes K`) when the
+/// scan's operator may be reordered (`loops::totals_blocker`): one chain
+/// of dependent operations ran at the operator's latency, the scan's own
+/// pace, so the first pass cost as much as the second even with nothing
+/// to compute. A total then brackets its chunk's elements otherwise, so a
+/// float scan's bits change with it — the same on any number of workers,
+/// as before. docs/strategy.md, "Totals in lanes".
+fn scan_totals(n: &mut afc_ir::loops::LoopNest, vars: &[afc_ir::labelled::VarInfo]) {
+    let k = n.root.unroll;
+    let lanes: Vec<VarId> = n
+        .root
+        .body
+        .at_loop_rate()
+        .into_iter()
+        .filter(|(l, _)| matches!(l, LoopBody::Scan { .. }) && loops::totals_blocker(vars, n, l, k).is_none())
+        .map(|(l, _)| l.element_outs()[0])
+        .collect();
+    n.root.body.visit_mut(&mut |b| {
+        if let Body::Leaf(LoopBody::Scan { outs, totals, .. }, _) = b {
+            if lanes.contains(&outs[0]) {
+                *totals = Accumulate::Lanes(k);
+            }
+        }
+    });
 }
 
 /// Chunks of whole `CHUNK_QUANTUM`s (`aligned`) for a nest that streams
@@ -741,22 +775,24 @@ fn unguarded_safe(f: &Function, b: &Body) -> bool {
 /// A rough count of the operations a body does per element: one per
 /// statement, more for divisions and calls into the math library.
 fn work(b: &Body) -> u32 {
-    fn stmts(ss: &[Stmt]) -> u32 {
-        ss.iter()
-            .map(|s| match s {
-                Stmt::Assign { rhs: Rhs::Builtin(Builtin::Sqrt, _), .. } => 4,
-                Stmt::Assign { rhs: Rhs::Builtin(b, _), .. } if b.float_only() && !matches!(b, Builtin::Floor | Builtin::Ceil | Builtin::Round) => 20,
-                Stmt::Assign { rhs: Rhs::Binary(afc_ir::ast::BinOp::Div | afc_ir::ast::BinOp::Rem, ..), .. } => 4,
-                Stmt::Assign { .. } => 1,
-                Stmt::If { then, els, .. } => 1 + stmts(&then.stmts) + stmts(&els.stmts),
-            })
-            .sum()
-    }
     let mut total = 0;
     for l in b.leaves() {
-        total += 1 + l.lambda().map(|lam| stmts(&lam.body.stmts)).unwrap_or(0);
+        total += 1 + l.lambda().map(|lam| stmts_work(&lam.body.stmts)).unwrap_or(0);
     }
     total
+}
+
+/// `work`'s count for a lambda's statements.
+fn stmts_work(ss: &[Stmt]) -> u32 {
+    ss.iter()
+        .map(|s| match s {
+            Stmt::Assign { rhs: Rhs::Builtin(Builtin::Sqrt, _), .. } => 4,
+            Stmt::Assign { rhs: Rhs::Builtin(b, _), .. } if b.float_only() && !matches!(b, Builtin::Floor | Builtin::Ceil | Builtin::Round) => 20,
+            Stmt::Assign { rhs: Rhs::Binary(afc_ir::ast::BinOp::Div | afc_ir::ast::BinOp::Rem, ..), .. } => 4,
+            Stmt::Assign { .. } => 1,
+            Stmt::If { then, els, .. } => 1 + stmts_work(&then.stmts) + stmts_work(&els.stmts),
+        })
+        .sum()
 }
 
 /// Does a loop read some array both forwards and backwards, with nothing

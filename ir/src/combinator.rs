@@ -9,7 +9,7 @@
 
 use crate::diag::{Diagnostic, Span};
 use crate::labelled::{Function, Lambda, Operand, ScanKind, VarId};
-use crate::loops::{LabelIndex, LoopBody};
+use crate::loops::{Accumulate, LabelIndex, LoopBody};
 
 /// What a combinator tells size inference (papers/000 §1.3, Fig. 1.5), per
 /// dimension. compiler/src/sizes.rs solves the constraints; a conflict is
@@ -473,7 +473,7 @@ impl Combinator for Scan {
         Iterates::Input(self.inputs[0])
     }
     fn lower(&self, name: &str, _span: Span, lam: &dyn Fn(&Lambda) -> Lambda) -> Lowered {
-        Lowered::Body(LoopBody::Scan { name: name.into(), dir: self.dir, init: self.init.clone(), reads: self.inputs.clone(), op: lam(&self.op), outs: self.outputs.clone(), state: None })
+        Lowered::Body(LoopBody::Scan { name: name.into(), dir: self.dir, init: self.init.clone(), reads: self.inputs.clone(), op: lam(&self.op), outs: self.outputs.clone(), state: None, totals: Accumulate::Chain })
     }
     fn print(&self, f: &Function) -> String {
         format!("{}(({}), {})", self.dir.name(), operands(f, &self.init), vars(f, &self.inputs))

@@ -257,6 +257,22 @@ pub(super) struct End<'ctx> {
 /// state after the last chunk; a filter's count after that).
 type Tables<'ctx> = IndexMap<VarId, (PointerValue<'ctx>, BasicTypeEnum<'ctx>)>;
 
+/// A two-pass nest as its first pass runs it: each scan whose chunk totals
+/// fold in lanes (`totals lanes K`) is the fold of its elements in lanes,
+/// its outputs the fold's results. A reorderable operator combines in
+/// either order, so a `scanr`'s (element on the left) is the fold's.
+fn totals_as_folds(n: &LoopNest) -> LoopNest {
+    let mut m = n.clone();
+    m.root.body.visit_mut(&mut |b| {
+        if let Body::Leaf(l @ LoopBody::Scan { totals: Accumulate::Lanes(_), .. }, _) = b {
+            if let LoopBody::Scan { name, init, reads, op, outs, state, totals, .. } = l.clone() {
+                *l = LoopBody::ManyToOne { name, init, reads, op, results: outs, state, acc: totals };
+            }
+        }
+    });
+    m
+}
+
 /// A leaf's identity in a nest — for a stateful leaf, the variable its
 /// state is known by: its first output (or result, or count).
 fn leaf_key(l: &LoopBody) -> VarId {
@@ -426,6 +442,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// positions `lo..hi` of the root loop, carried states resuming from
     /// `starts` in a second pass — and the ends of the state the nest owns.
     fn run_nest(&mut self, n: &LoopNest, chunk: Option<Chunk<'ctx>>, starts: &Tables<'ctx>, parts: &ScatterParts<'ctx>, rows: Option<Rows>) -> R<Vec<End<'ctx>>> {
+        // A first pass folds the scans whose totals go in lanes as folds
+        // in lanes of their elements.
+        let whole = n;
+        let folded;
+        let n = match chunk {
+            Some(c) if c.pass == Pass::Totals => {
+                folded = totals_as_folds(n);
+                &folded
+            }
+            _ => n,
+        };
         let extent = self.size_expr(&n.root.extent)?;
         let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
         let base = self.base_pointers(&leaves, &n.stores)?;
@@ -446,8 +473,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             if c.pass == Pass::Totals {
                 // A first pass stores nothing and runs only what its totals need.
                 nx.stores.clear();
-                let pass = TotalsPass::new(n);
-                for l in n.root.body.leaves() {
+                let pass = TotalsPass::new(whole);
+                for l in whole.root.body.leaves() {
                     if !pass.runs(l) {
                         nx.skip.insert(leaf_key(l));
                     }
@@ -497,7 +524,13 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 Some(h) => Some(self.b.build_load(self.cx.bool_type(), *h, "has")?.into_int_value()),
                 None => None,
             };
-            out.push(End { leaf: l.clone(), vals, has });
+            // A scan's total folded in lanes: its chunk's total, which
+            // always holds a value (the identity for no element).
+            let scan = whole.root.body.leaves().into_iter().find(|s| matches!(s, LoopBody::Scan { .. }) && leaf_key(s) == leaf_key(l) && !matches!(l, LoopBody::Scan { .. }));
+            match scan {
+                Some(s) => out.push(End { leaf: s.clone(), vals, has: Some(self.cx.bool_type().const_int(1, false)) }),
+                None => out.push(End { leaf: l.clone(), vals, has }),
+            }
         }
         Ok(out)
     }

@@ -28,7 +28,7 @@ mod verify;
 
 pub use parse::parse;
 pub use print::print;
-pub use verify::{block_fallible, keep_blocker, parallel_blocker, reorderable, row_loops, rows_blocker, simd_blocker, two_pass, verify, CombineOp, StartDependent, TotalsPass};
+pub use verify::{block_fallible, keep_blocker, parallel_blocker, reorderable, row_loops, rows_blocker, simd_blocker, totals_blocker, two_pass, verify, CombineOp, StartDependent, TotalsPass};
 
 use crate::diag::{SourceFile, Span};
 use crate::labelled::{Block, Callee, Lambda, Leaf, Operand, ScanKind, Stmt, VarId, VarInfo};
@@ -126,8 +126,11 @@ pub enum LoopBody {
     Filter { name: String, reads: Vec<VarId>, p: Lambda, outs: Vec<VarId>, count: VarId, state: StateOwner, write: FilterWrite },
     /// A scan: the carried values are set like a fold's accumulators, and
     /// each element's output is the value after (`scanl`, `scanr`) or
-    /// before (`prescanl`) combining the element.
-    Scan { name: String, dir: ScanKind, init: Vec<Operand>, reads: Vec<VarId>, op: Lambda, outs: Vec<VarId>, state: StateOwner },
+    /// before (`prescanl`) combining the element. `totals`: how a
+    /// two-pass nest's first pass folds a chunk's elements into its total
+    /// (`Chain`, or `Lanes(K)` of a reorderable operator:
+    /// `loops::totals_blocker`).
+    Scan { name: String, dir: ScanKind, init: Vec<Operand>, reads: Vec<VarId>, op: Lambda, outs: Vec<VarId>, state: StateOwner, totals: Accumulate },
     /// The element at the mirrored position: reads `reads[n-1-i]`, writes `outs[i]`.
     Reverse { name: String, reads: Vec<VarId>, outs: Vec<VarId> },
     /// Streams `index` (one array per dimension of the source); reads

@@ -573,9 +573,20 @@ impl Parser {
                 self.expect("over")?;
                 let reads = self.vars_in("(", ")")?;
                 self.expect("[")?;
+                let totals = if self.eat("totals") {
+                    let how = match self.ident()?.as_str() {
+                        "lanes" => Accumulate::Lanes(u32::try_from(self.int()?).map_err(|_| "a lanes count out of range".to_string())?),
+                        "tree" => Accumulate::Tree(u32::try_from(self.int()?).map_err(|_| "a tree size out of range".to_string())?),
+                        other => return Err(format!("unknown totals accumulation '{}' (lanes K)", other)),
+                    };
+                    self.expect(",")?;
+                    how
+                } else {
+                    Accumulate::Chain
+                };
                 let state = self.state()?;
                 self.expect("]")?;
-                LoopBody::Scan { name, dir, init, reads, op: self.lambda()?, outs, state }
+                LoopBody::Scan { name, dir, init, reads, op: self.lambda()?, outs, state, totals }
             }
             "Reverse" => {
                 let outs = self.typed_in("(", ")")?;

@@ -163,15 +163,21 @@ impl P<'_> {
                 );
                 self.lambda(head, p, indent);
             }
-            LoopBody::Scan { name, dir, init, reads, op, outs, state } => {
+            LoopBody::Scan { name, dir, init, reads, op, outs, state, totals } => {
+                let totals = match totals {
+                    Accumulate::Lanes(k) => format!("totals lanes {}, ", k),
+                    Accumulate::Tree(k) => format!("totals tree {}, ", k),
+                    Accumulate::Chain => String::new(),
+                };
                 let head = format!(
-                    "{}Scan {:?}: ({}) <- {} ({}) over ({}) [{}]",
+                    "{}Scan {:?}: ({}) <- {} ({}) over ({}) [{}{}]",
                     prefix,
                     name,
                     self.typed_vars(outs),
                     dir.name(),
                     self.operands(init),
                     self.vars(reads),
+                    totals,
                     self.state(state)
                 );
                 self.lambda(head, op, indent);

@@ -485,6 +485,18 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, freed: 
                     parallel(&f.vars, n, p)?;
                 }
                 rows(&f.vars, n)?;
+                for l in n.root.body.leaves() {
+                    if let LoopBody::Scan { name, totals, .. } = l {
+                        let why = match totals {
+                            Accumulate::Chain => None,
+                            Accumulate::Lanes(k) => totals_blocker(&f.vars, n, l, *k),
+                            Accumulate::Tree(_) => Some("trees, but only lanes are built".to_string()),
+                        };
+                        if let Some(why) = why {
+                            return Err(format!("cluster {}: scan '{}' folds its chunks' totals in {}", n.cluster, name, why));
+                        }
+                    }
+                }
                 for (i, k) in n.keeps.iter().enumerate() {
                     if n.keeps[..i].iter().any(|e| e.array == k.array || e.home == k.home) {
                         return Err(format!("cluster {} keeps %{} or its home %{} twice", n.cluster, f.var_name(k.array), f.var_name(k.home)));
@@ -771,6 +783,32 @@ pub fn simd_blocker(vars: &[VarInfo], n: &LoopNest, l: &Loop) -> Option<String> 
         }
     });
     blocked
+}
+
+/// Why a two-pass nest's first pass cannot fold scan `l`'s elements into
+/// each chunk's total in `k` lanes (`totals lanes K`) instead of in one
+/// chain, if it cannot: the scan is the nest's (`state per nest`, in a
+/// two-pass nest), steps at the root loop's own positions or their mirror
+/// (not under a filter, not in an inner loop, not at a gather's label),
+/// the root loop is unrolled `k` times, and its operator may be reordered
+/// (`reorderable`; lanes start from its identity). The strategy pass asks
+/// the same question.
+pub fn totals_blocker(vars: &[VarInfo], n: &LoopNest, l: &LoopBody, k: u32) -> Option<String> {
+    let LoopBody::Scan { op, state, .. } = l else { return Some("but it is not a scan".into()) };
+    if state.is_some() || !n.parallel.is_some_and(|p| p.two_pass) {
+        return Some(format!("lanes of {} but it is not a two-pass nest's", k));
+    }
+    match n.root.body.at_loop_rate().iter().find(|(x, _)| std::ptr::eq(*x, l)) {
+        Some((_, o)) if *o <= 1 => {}
+        _ => return Some(format!("lanes of {} but it does not step at the root loop's own positions", k)),
+    }
+    if k < 2 || n.root.unroll != k {
+        return Some(format!("lanes of {} but its loop is unrolled {} times", k, n.root.unroll));
+    }
+    if reorderable(op, &|v| vars[v.0 as usize].ty.prim()).is_none() {
+        return Some(format!("lanes of {} but its operator may not be reordered", k));
+    }
+    None
 }
 
 /// Why a two-pass nest's first pass cannot keep `k.array` in `k.home` for
