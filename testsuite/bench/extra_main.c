@@ -16,11 +16,13 @@ DECL(gathered, afc_i64_1d, afc_f64_1d, afc_f64_1d *)
 DECL(crossDist, afc_f64_1d, afc_f64_1d, double *)
 DECL(farthest, afc_f64_1d, afc_f64_1d, double, double, double, double, double *, double *)
 DECL(heavyFold, afc_f64_1d, afc_f64_1d, double *)
+DECL(heavyScan, afc_f64_1d, afc_f64_1d, afc_f64_1d *)
 void hand_diag(const double *, int64_t, double *, double *);
 int hand_gathered(const int64_t *, int64_t, const double *, int64_t, double *);
 double hand_crossDist(const double *, int64_t, const double *, int64_t);
 void hand_farthest(const double *, const double *, int64_t, double, double, double, double, double *);
 double hand_heavyFold(const double *, const double *, int64_t);
+void hand_heavyScan(const double *, const double *, int64_t, double *);
 
 static double now(void) {
   struct timespec t;
@@ -97,6 +99,18 @@ int main(int argc, char **argv) {
     return 1;
   }
   report("heavyFold", h, f, u);
+
+  TIME(h, hand_heavyScan(xs, ys, N, o2));
+  TIME(f, { afc_f64_1d a = {o1, {N}}; if (heavyScan_fused(X, Y0, &a)) abort(); });
+  /* Chunks and lanes rebracket the running sum of up to N terms: each
+     bracketing is within about N rounding errors of the exact sum. */
+  for (int64_t i = 0; i < N; i += 997)
+    if (!(fabs(o1[i] - o2[i]) <= 1e-16 * (double)(i + 1) * fabs(o2[i]))) {
+      fprintf(stderr, "heavyScan: afc fused and hand C disagree at %lld: %.17g, %.17g\n", (long long)i, o1[i], o2[i]);
+      return 1;
+    }
+  TIME(u, { afc_f64_1d a = {o1, {N}}; if (heavyScan_unfused(X, Y0, &a)) abort(); });
+  report("heavyScan", h, f, u);
 
   /* Random points (the distance's arg-max moves unpredictably). */
   srand(1);

@@ -55,7 +55,7 @@ for mode in ilp none; do
   suffix=$([ $mode = ilp ] && echo fused || echo unfused)
   "$afc" "$here/extra.acc" -O3 --fusion=$mode -o "$out/extra_$mode.o"
   args=()
-  for f in diag gathered crossDist farthest heavyFold; do args+=(--redefine-sym "$f=${f}_$suffix"); done
+  for f in diag gathered crossDist farthest heavyFold heavyScan; do args+=(--redefine-sym "$f=${f}_$suffix"); done
   objcopy "${args[@]}" "$out/extra_$mode.o"
 done
 # (-fno-math-errno: afc's sqrt sets no errno either, and gcc vectorises no
