@@ -158,23 +158,6 @@ struct Plan {
     sources: Vec<VarId>,
 }
 
-/// The root-level leaves of a nest that run at the root loop's own
-/// positions, unguarded: the only ones whose element at position `i` is
-/// what the loop computes at its `i`-th iteration.
-fn root_leaves(b: &Body, out: &mut Vec<(LoopBody, Order)>) {
-    match b {
-        Body::Leaf(l, o) => out.push((l.clone(), *o)),
-        Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
-            root_leaves(first, out);
-            root_leaves(then, out);
-        }
-        // Under a filter, elements run at the filter's cursor; in an inner
-        // loop, at positions of that loop.
-        Body::When { filter, .. } => root_leaves(filter, out),
-        Body::For(_) => {}
-    }
-}
-
 /// The array in memory after the nest whose element at the root position
 /// is `v`'s: `v` itself when the nest does not make it (a parameter, an
 /// earlier nest's array), or what a map at the root rate copies into it.
@@ -198,8 +181,10 @@ fn source(f: &Function, n: &LoopNest, roots: &[(LoopBody, Order)], v: VarId) -> 
 }
 
 fn find_plan(f: &Function, n: &LoopNest) -> Option<Plan> {
-    let mut roots = vec![];
-    root_leaves(&n.root.body, &mut roots);
+    // The root-level leaves that run at the root loop's own positions,
+    // unguarded: the only ones whose element at position `i` is what the
+    // loop computes at its `i`-th iteration.
+    let roots: Vec<(LoopBody, Order)> = n.root.body.at_loop_rate().into_iter().map(|(l, o)| (l.clone(), o)).collect();
     for (l, o) in &roots {
         let LoopBody::ManyToOne { reads, op, results, state: None, .. } = l else { continue };
         if *o != 0 {
