@@ -166,7 +166,7 @@ pub struct Cli {
     pub cost: Option<CostModel>,
     /// Branch-and-bound nodes the ILP solver may explore for one function:
     /// the deterministic limit (default: scaled with the model's size, and
-    /// parts of over 8,000 non-zeros not searched; docs/ilp.md). The best
+    /// parts of over 7,100 non-zeros not searched; docs/ilp.md). The best
     /// clustering found is used when it is reached.
     #[arg(long, value_name = "N")]
     pub ilp_nodes: Option<u64>,

@@ -32,6 +32,10 @@ pub struct Model {
     pub orders: OrderVars,
     /// Fusible edges whose ends share no traversal order (fixed apart).
     pub order_apart: indexmap::IndexSet<(NodeId, NodeId)>,
+    /// The links that tie their ends' orders 0 and 1 together when they
+    /// are fused (docs/ilp.md, "Root cuts", parity), and each one's
+    /// parity: 1 where a fused link puts its ends in opposite orders.
+    pub parity: Vec<Parity>,
     /// Fusible edges fixed fused: fusing them is always at least as good
     /// (dominance.rs; docs/ilp.md, rule 11).
     pub dominated: Vec<(NodeId, NodeId)>,
@@ -53,6 +57,21 @@ pub struct Model {
     /// program out to the solver (copying it cost 30 ms at 10,000
     /// combinators, and as long again to free) and cuts and repairs go on.
     vars: usize,
+}
+
+/// A link between two nodes whose orders it ties when fused: an edge
+/// into a consumer that reads in its own order (`odd`: a reverse, which
+/// reads in the opposite one), or two readers sharing a read in their
+/// own orders (`odd`: one of them a reverse). `a` or `b` may be
+/// `ground`, a node standing for both fixed orders: a node of fixed
+/// order k is tied to it by a link always fused, odd for k = 1.
+#[derive(Clone, Copy, Debug)]
+pub struct Parity {
+    pub a: usize,
+    pub b: usize,
+    /// None: always fused (a tie to the ground).
+    pub link: Option<LpVar>,
+    pub odd: bool,
 }
 
 /// A later reader's `r_V_K` (docs/ilp.md, "Shared reads").
@@ -563,6 +582,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
             }
         }
     }
+    let parity = orders::parity_links(f, g, &lp, &orders, &fused_edges, &fused_siblings);
     // Edges whose fusion is always at least as good under the cost model
     // (docs/ilp.md, rule 11): fixed fused before the rows below see them.
     let w = Weights::of(cost, f, g, &reach);
@@ -834,7 +854,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     let (separation, implied) = separation_rows(g, &reach, &lp, &fused_edges, &fused_siblings, within.as_deref(), beside);
     lp.rows.splice(separation_at..separation_at, separation);
     let vars = lp.vars.len();
-    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, dominated, mirrored, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars }
+    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, parity, dominated, mirrored, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars }
 }
 
 /// Mirror images (docs/ilp.md, rule 12): in a part of the graph where no

@@ -161,7 +161,7 @@ const NODE_WORK: f64 = 6e7;
 const MIN_NODES: u64 = 20;
 const MAX_NODES: u64 = 5_000;
 /// The largest model searched by default.
-pub const SEARCH_NNZ: usize = 8_000;
+pub const SEARCH_NNZ: usize = 7_100;
 /// The largest model whose linear relaxation is solved by default, in
 /// non-zeros without its separation rows (`Model::base`: what the rest of
 /// the model costs does not depend on how many chains were pruned): it
@@ -172,7 +172,7 @@ pub const SEARCH_NNZ: usize = 8_000;
 /// in chunks (`CHUNKED_NNZ`), with no bound, and the separation rows are
 /// built only for the parts within the root cuts' size (docs/ilp.md,
 /// "Large graphs").
-pub const RELAX_NNZ: usize = 180_000;
+pub const RELAX_NNZ: usize = 142_000;
 
 /// The largest model (in non-zeros without its separation rows, as
 /// `RELAX_NNZ`) whose arrays' relaxation is solved in chunks of
@@ -181,7 +181,7 @@ pub const RELAX_NNZ: usize = 180_000;
 /// combinators of `make bench-ilp`'s generator, 0.74-0.76 s to clusters,
 /// their rounding 7-8 % cheaper than greedy's; past it the warm start is
 /// greedy's (7,000: 0.46 s, 9,999: 0.75-0.85 s).
-pub const CHUNKED_NNZ: usize = 400_000;
+pub const CHUNKED_NNZ: usize = 312_000;
 /// The nodes of one chunk of a relaxation solved in chunks: at 3,000-6,000
 /// combinators chunks of 700 were 10 % faster and their rounding 0.3-1.2 %
 /// dearer, chunks of 1,500 10-20 % slower and 0.5-0.8 % cheaper.

@@ -36,10 +36,12 @@ pub struct Is {
 /// Each node's possible traversal orders. 0 and 1 for any node with no
 /// fixed order; a gather's label k ≥ 2 only for a node that may run at a
 /// gather's indices (`Function::may_take_label`), whose output is not
-/// forced into memory, and that reaches gather k's source edge by a chain
-/// of fusible edges read in the producer's own order, each through such
-/// nodes: a node at a label feeds a fused consumer at the same label
-/// (`afc_ir::cluster::orders`), so every legal clustering's orders lie in
+/// forced into memory, and every edge out of which may carry label k: a
+/// fusible edge, not fixed apart, that is gather k's source edge or goes
+/// to a consumer (not a reverse) that may itself run at k. A node at a
+/// label writes none of its arrays (they are not computed whole), so
+/// every edge out of it is fused and read at that label
+/// (`afc_ir::cluster::orders`): every legal clustering's orders lie in
 /// these sets. `unfusable(a, b)` names the edges no legal clustering fuses.
 pub fn domains(f: &Function, g: &DepGraph, unfusable: impl Fn(NodeId, NodeId) -> bool) -> Vec<Vec<u32>> {
     let n = g.len();
@@ -49,28 +51,30 @@ pub fn domains(f: &Function, g: &DepGraph, unfusable: impl Fn(NodeId, NodeId) ->
     };
     let mut labels: Vec<std::collections::BTreeSet<u32>> = vec![Default::default(); n];
     // Labels flow from a gather's source edge back through the producers
-    // fused at the same label; the graph is acyclic, so a pass per node in
-    // reverse topological order settles them.
+    // fused at the same label, each keeping those all its edges carry;
+    // the graph is acyclic, so a pass per node in reverse topological
+    // order settles them.
     let topo = petgraph::algo::toposort(&g.graph, None).unwrap_or_else(|_| afc_ir::ice::fail("cluster", "the dependency graph has a cycle", ""));
     for idx in topo.into_iter().rev() {
         let a = NodeId(idx.index() as u32);
         if !labelled(a) {
             continue;
         }
-        let mut mine = std::collections::BTreeSet::new();
+        let mut mine: Option<std::collections::BTreeSet<u32>> = None;
         for e in g.graph.edges(DepGraph::idx(a)) {
             let c = g.graph[e.target()];
-            let EdgeKind::Fusible { order } = e.weight().kind else { continue };
-            if unfusable(a, c) {
-                continue;
-            }
-            if order >= 2 {
-                mine.insert(order);
-            } else if !f.node(c).flips_order() {
-                mine.extend(labels[c.0 as usize].iter().copied());
-            }
+            let through: std::collections::BTreeSet<u32> = match e.weight().kind {
+                EdgeKind::Fusible { .. } if unfusable(a, c) => Default::default(),
+                EdgeKind::Fusible { order } if order >= 2 => [order].into(),
+                EdgeKind::Fusible { .. } if !f.node(c).flips_order() => labels[c.0 as usize].clone(),
+                _ => Default::default(),
+            };
+            mine = Some(match mine {
+                None => through,
+                Some(m) => m.intersection(&through).copied().collect(),
+            });
         }
-        labels[a.0 as usize] = mine;
+        labels[a.0 as usize] = mine.unwrap_or_default();
     }
     g.nodes()
         .map(|a| match f.node(a).fixed_order() {
@@ -201,6 +205,51 @@ pub fn agree(lp: &mut Lp, name: &str, y: LpVar, left: &[u32], right: &[u32], sid
         lp.row(format!("{}_{}_hi", name, k), hi, f64::NEG_INFINITY, c);
     }
     true
+}
+
+/// The links whose fusion ties their ends' orders 0 and 1 (`Parity`),
+/// with a tie to `ground` (node number `g.len()`) for each node of a
+/// fixed order. Within a cluster, nodes joined by fused links of this
+/// kind either all run at one gather's label (no reverse and no node of a
+/// fixed order among them: a reverse reads at no label, and a link
+/// carries a label unchanged) or all in orders 0 and 1, each link's ends
+/// equal or opposite as it says; so along a closed walk of such links
+/// whose parities add up odd, one link is apart (`separate::parity_cuts`).
+/// A read at a gather's label ties nothing: the gather's source edge, or
+/// a pair of readers one of which gathers the array, is left out.
+pub fn parity_links(
+    f: &Function,
+    g: &DepGraph,
+    lp: &Lp,
+    orders: &OrderVars,
+    fused_edges: &indexmap::IndexMap<(NodeId, NodeId), LpVar>,
+    fused_siblings: &indexmap::IndexMap<(NodeId, NodeId), LpVar>,
+) -> Vec<super::ilp::Parity> {
+    use super::ilp::Parity;
+    let ground = g.len();
+    let free = |x: &LpVar| lp.vars[x.0].lo == 0.0;
+    let mut out = vec![];
+    for (a, dom) in orders.domain.iter().enumerate() {
+        if let [k @ (0 | 1)] = dom.as_slice() {
+            out.push(Parity { a, b: ground, link: None, odd: *k == 1 });
+        }
+    }
+    for ((a, b), x) in fused_edges.iter().filter(|(_, x)| free(x)) {
+        let e = g.edge(*a, *b).unwrap();
+        if e.vars.iter().any(|v| g.gathered_order(*v, *b).is_some()) {
+            continue;
+        }
+        out.push(Parity { a: a.0 as usize, b: b.0 as usize, link: Some(*x), odd: f.node(*b).flips_order() });
+    }
+    let sibs = g.siblings();
+    for ((a, b), s) in fused_siblings.iter().filter(|(_, s)| free(s)) {
+        let arr = sibs[&(*a, *b)][0];
+        if g.gathered_order(arr, *a).is_some() || g.gathered_order(arr, *b).is_some() {
+            continue;
+        }
+        out.push(Parity { a: a.0 as usize, b: b.0 as usize, link: Some(*s), odd: f.node(*a).flips_order() != f.node(*b).flips_order() });
+    }
+    out
 }
 
 /// A solution's orders with each cluster that may run either way turned
