@@ -18,7 +18,7 @@ pub const ROUNDS: usize = 8;
 /// n² distances).
 pub const MAX_NODES: usize = 1000;
 /// Models of more non-zeros get no root cuts (some 250 combinators).
-pub const MAX_NNZ: usize = 17_000;
+pub const MAX_NNZ: usize = 16_800;
 /// A row is added when the relaxation breaks it by more than this.
 const EPS: f64 = 1e-4;
 /// Pairs of ends tried per edge for convexity rows before only those with
