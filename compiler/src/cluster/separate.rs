@@ -221,13 +221,14 @@ fn parity_cuts(n: usize, links: &[super::ilp::Parity], v: &[f64]) -> Vec<Row> {
         let mut heap = BinaryHeap::from([Reverse((0u64, from))]);
         let mut done = vec![false; states];
         while let Some(Reverse((_, u))) = heap.pop() {
-            if done[u] || u == to {
-                if u == to {
-                    break;
-                }
+            if u == to {
+                break;
+            }
+            if done[u] {
                 continue;
             }
             done[u] = true;
+            // Only walks lighter than 1 can give a row.
             for &(w, x, c) in &adj[u] {
                 let d = dist[u] + c;
                 if d < dist[w] - 1e-12 && d < 1.0 - EPS {
