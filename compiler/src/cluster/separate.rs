@@ -101,11 +101,11 @@ pub fn cuts_apply(g: &DepGraph, lp: &afc_ir::lp::Lp) -> bool {
 pub fn cuts(g: &DepGraph, reach: &Reach, m: &Model, v: &[f64]) -> Vec<Row> {
     let n = g.len();
     let free = |x: LpVar| m.lp.vars[x.0].lo == 0.0;
-    let mut adj: Vec<Vec<(usize, LpVar)>> = vec![vec![]; n];
+    let mut adj: Vec<Vec<(usize, Option<LpVar>)>> = vec![vec![]; n];
     for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
         if free(*x) {
-            adj[a.0 as usize].push((b.0 as usize, *x));
-            adj[b.0 as usize].push((a.0 as usize, *x));
+            adj[a.0 as usize].push((b.0 as usize, Some(*x)));
+            adj[b.0 as usize].push((a.0 as usize, Some(*x)));
         }
     }
     let chains: Vec<Lightest> = (0..n).map(|a| Lightest::from(a, &adj, v)).collect();
@@ -188,67 +188,29 @@ pub fn cuts(g: &DepGraph, reach: &Reach, m: &Model, v: &[f64]) -> Vec<Row> {
 /// all, they would put a node in order 0 and 1 at once. The lightest such
 /// walk through each node is the lightest path from it to itself in the
 /// graph's double cover (each node twice, once per parity so far;
-/// Dijkstra, ties by state number). With orders at ½ every row that
+/// `Lightest`, as the chain rows'). With orders at ½ every row that
 /// compares two orders holds with its link at 0, so the relaxation fuses
 /// such a walk for free: a map, its reverse and a map reading both, say.
 /// (A walk through a node of fixed order is implied by the order rows
 /// unless a node on it may run at a label; the ties to the ground cost
 /// nothing to keep.)
 fn parity_cuts(n: usize, links: &[super::ilp::Parity], v: &[f64]) -> Vec<Row> {
-    let states = 2 * (n + 1);
-    let mut adj: Vec<Vec<(usize, Option<LpVar>, f64)>> = vec![vec![]; states];
+    let mut adj: Vec<Vec<(usize, Option<LpVar>)>> = vec![vec![]; 2 * (n + 1)];
     for l in links {
-        let w = l.link.map_or(0.0, |x| v[x.0].max(0.0));
         for bit in 0..2 {
             let flip = bit ^ l.odd as usize;
-            adj[2 * l.a + bit].push((2 * l.b + flip, l.link, w));
-            adj[2 * l.b + bit].push((2 * l.a + flip, l.link, w));
+            adj[2 * l.a + bit].push((2 * l.b + flip, l.link));
+            adj[2 * l.b + bit].push((2 * l.a + flip, l.link));
         }
     }
-    let key = |d: f64| (d * 1e9).round() as u64;
     let mut rows = vec![];
-    let mut seen: HashSet<Vec<usize>> = HashSet::new();
-    let mut dist = vec![f64::INFINITY; states];
-    let mut prev: Vec<Option<(usize, Option<LpVar>)>> = vec![None; states];
-    for r in 0..=n {
-        if adj[2 * r].is_empty() {
+    let mut seen: HashSet<Vec<LpVar>> = HashSet::new();
+    for r in (0..=n).filter(|r| !adj[2 * r].is_empty()) {
+        let walk = Lightest::from(2 * r, &adj, v);
+        if walk.dist[2 * r + 1] >= 1.0 - EPS {
             continue;
         }
-        dist.fill(f64::INFINITY);
-        prev.fill(None);
-        let (from, to) = (2 * r, 2 * r + 1);
-        dist[from] = 0.0;
-        let mut heap = BinaryHeap::from([Reverse((0u64, from))]);
-        let mut done = vec![false; states];
-        while let Some(Reverse((_, u))) = heap.pop() {
-            if u == to {
-                break;
-            }
-            if done[u] {
-                continue;
-            }
-            done[u] = true;
-            // Only walks lighter than 1 can give a row.
-            for &(w, x, c) in &adj[u] {
-                let d = dist[u] + c;
-                if d < dist[w] - 1e-12 && d < 1.0 - EPS {
-                    dist[w] = d;
-                    prev[w] = Some((u, x));
-                    heap.push(Reverse((key(d), w)));
-                }
-            }
-        }
-        if dist[to] >= 1.0 - EPS {
-            continue;
-        }
-        let mut set: Vec<usize> = vec![];
-        let mut at = to;
-        while let Some((u, x)) = prev[at] {
-            if let Some(x) = x {
-                set.push(x.0);
-            }
-            at = u;
-        }
+        let mut set = walk.links(2 * r + 1);
         set.sort_unstable();
         set.dedup();
         // An odd walk of links always fused would make the model
@@ -256,20 +218,22 @@ fn parity_cuts(n: usize, links: &[super::ilp::Parity], v: &[f64]) -> Vec<Row> {
         if set.is_empty() || !seen.insert(set.clone()) {
             continue;
         }
-        let terms = set.iter().map(|x| (LpVar(*x), 1.0)).collect();
+        let terms = set.iter().map(|x| (*x, 1.0)).collect();
         rows.push(Row { name: format!("cut_parity_{}", r), terms, lo: 1.0, hi: f64::INFINITY });
     }
     rows
 }
 
-/// Lightest chains of links from one node (Dijkstra; ties by node number).
+/// Lightest chains of links from one node (Dijkstra; ties by node
+/// number). A link without a variable (a parity walk's tie to the
+/// ground) weighs nothing and is in no row.
 struct Lightest {
     dist: Vec<f64>,
-    prev: Vec<Option<(usize, LpVar)>>,
+    prev: Vec<Option<(usize, Option<LpVar>)>>,
 }
 
 impl Lightest {
-    fn from(a: usize, adj: &[Vec<(usize, LpVar)>], v: &[f64]) -> Lightest {
+    fn from(a: usize, adj: &[Vec<(usize, Option<LpVar>)>], v: &[f64]) -> Lightest {
         let n = adj.len();
         let mut dist = vec![f64::INFINITY; n];
         let mut prev = vec![None; n];
@@ -284,7 +248,7 @@ impl Lightest {
             }
             done[u] = true;
             for &(w, x) in &adj[u] {
-                let d = dist[u] + v[x.0].max(0.0);
+                let d = dist[u] + x.map_or(0.0, |x| v[x.0].max(0.0));
                 if d < dist[w] - 1e-12 {
                     dist[w] = d;
                     prev[w] = Some((u, x));
@@ -313,7 +277,7 @@ impl Lightest {
         let mut out = vec![];
         let mut at = b;
         while let Some((u, x)) = self.prev[at] {
-            out.push(x);
+            out.extend(x);
             at = u;
         }
         out
