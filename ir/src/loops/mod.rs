@@ -63,6 +63,17 @@ pub enum Accumulate {
     Tree(u32),
 }
 
+/// As the loop IR writes it: `chain`, `lanes K`, `tree K`.
+impl std::fmt::Display for Accumulate {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Accumulate::Chain => write!(f, "chain"),
+            Accumulate::Lanes(k) => write!(f, "lanes {}", k),
+            Accumulate::Tree(k) => write!(f, "tree {}", k),
+        }
+    }
+}
+
 /// How a filter writes its kept elements (docs/strategy.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FilterWrite {

@@ -490,6 +490,18 @@ impl Parser {
         Ok(Lambda { params, body, captures })
     }
 
+    /// `chain`, `lanes K` or `tree K` (`Accumulate`'s printed form).
+    fn accumulate(&mut self) -> R<Accumulate> {
+        let how = self.ident()?;
+        let make = match how.as_str() {
+            "chain" => return Ok(Accumulate::Chain),
+            "lanes" => Accumulate::Lanes,
+            "tree" => Accumulate::Tree,
+            other => return Err(format!("unknown accumulation '{}' (chain, lanes K, tree K)", other)),
+        };
+        Ok(make(u32::try_from(self.int()?).map_err(|_| format!("a {} count out of range", how))?))
+    }
+
     fn state(&mut self) -> R<StateOwner> {
         self.expect("state")?;
         self.expect("per")?;
@@ -530,12 +542,7 @@ impl Parser {
                 self.expect("over")?;
                 let reads = self.vars_in("(", ")")?;
                 self.expect("[")?;
-                let acc = match self.ident()?.as_str() {
-                    "chain" => Accumulate::Chain,
-                    "lanes" => Accumulate::Lanes(self.int()? as u32),
-                    "tree" => Accumulate::Tree(self.int()? as u32),
-                    other => return Err(format!("unknown accumulation '{}' (chain, lanes K, tree K)", other)),
-                };
+                let acc = self.accumulate()?;
                 self.expect(",")?;
                 let state = self.state()?;
                 self.expect("]")?;
@@ -574,11 +581,7 @@ impl Parser {
                 let reads = self.vars_in("(", ")")?;
                 self.expect("[")?;
                 let totals = if self.eat("totals") {
-                    let how = match self.ident()?.as_str() {
-                        "lanes" => Accumulate::Lanes(u32::try_from(self.int()?).map_err(|_| "a lanes count out of range".to_string())?),
-                        "tree" => Accumulate::Tree(u32::try_from(self.int()?).map_err(|_| "a tree size out of range".to_string())?),
-                        other => return Err(format!("unknown totals accumulation '{}' (lanes K)", other)),
-                    };
+                    let how = self.accumulate()?;
                     self.expect(",")?;
                     how
                 } else {

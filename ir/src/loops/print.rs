@@ -128,11 +128,6 @@ impl P<'_> {
                 self.lambda(head, f, indent);
             }
             LoopBody::ManyToOne { name, init, reads, op, results, state, acc } => {
-                let acc = match acc {
-                    Accumulate::Chain => "chain".to_string(),
-                    Accumulate::Lanes(k) => format!("lanes {}", k),
-                    Accumulate::Tree(k) => format!("tree {}", k),
-                };
                 let head = format!(
                     "{}ManyToOne {:?}: ({}) <- fold ({}) over ({}) [{}, {}]",
                     prefix,
@@ -165,9 +160,8 @@ impl P<'_> {
             }
             LoopBody::Scan { name, dir, init, reads, op, outs, state, totals } => {
                 let totals = match totals {
-                    Accumulate::Lanes(k) => format!("totals lanes {}, ", k),
-                    Accumulate::Tree(k) => format!("totals tree {}, ", k),
                     Accumulate::Chain => String::new(),
+                    how => format!("totals {}, ", how),
                 };
                 let head = format!(
                     "{}Scan {:?}: ({}) <- {} ({}) over ({}) [{}{}]",
