@@ -165,9 +165,10 @@ pub struct Cli {
     #[arg(long, value_enum, value_name = "MODEL")]
     pub cost: Option<CostModel>,
     /// Branch-and-bound nodes the ILP solver may explore for one function:
-    /// the deterministic limit (default: scaled with the model's size, and
-    /// parts of over 7,100 non-zeros not searched; docs/ilp.md). The best
-    /// clustering found is used when it is reached.
+    /// the deterministic limit (default: scaled with the model's size; parts
+    /// of over 7,100 non-zeros also under a limit of simplex iterations, and
+    /// of over 16,800 not searched; docs/ilp.md). The best clustering found
+    /// is used when it is reached; an explicit N sets no iteration limit.
     #[arg(long, value_name = "N")]
     pub ilp_nodes: Option<u64>,
     /// The ILP solver: `highs` (default) or `cbc` (docs/ilp.md, "Solvers").

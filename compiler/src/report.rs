@@ -125,7 +125,7 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
                 format!("greedy: the greedy clustering did not fuse them; the best clustering that does costs {} against {}", num(fused), num(chosen))
             }
             Why::Cost { fused, chosen, .. } if fused < chosen - 0.5 => format!(
-                "cost: a clustering that fuses them costs {} against {}: the solver stopped at its node limit before it (--ilp-nodes searches further)",
+                "cost: a clustering that fuses them costs {} against {}: the solver stopped at its node or iteration limit before it (--ilp-nodes searches further)",
                 num(fused),
                 num(chosen)
             ),
@@ -134,13 +134,13 @@ pub fn fusion_report(f: &Function, g: &DepGraph, c: &Clustering, cfg: &ClusterCo
             }
             Why::Unknown => "unknown: the solver stopped at its limit before finding a clustering that fuses them".to_string(),
             Why::Unsearched { fused: Some(fused), chosen } => format!(
-                "not searched: their part of the model has over {} non-zeros (--ilp-nodes searches it); the greedy clustering that fuses them first costs {} against {}",
+                "not searched: their part of the model has over {} non-zeros, too many to search once per edge (--ilp-nodes searches it); the greedy clustering that fuses them first costs {} against {}",
                 crate::cluster::SEARCH_NNZ,
                 num(fused),
                 num(chosen)
             ),
             Why::Unsearched { fused: None, .. } => format!(
-                "not searched: their part of the model has over {} non-zeros (--ilp-nodes searches it), and greedy cannot fuse them on their own",
+                "not searched: their part of the model has over {} non-zeros, too many to search once per edge (--ilp-nodes searches it), and greedy cannot fuse them on their own",
                 crate::cluster::SEARCH_NNZ
             ),
         };
@@ -178,8 +178,8 @@ fn is_order_row(name: &str) -> bool {
 /// (its variable 0), as a clustering solve; if that has no solution,
 /// again without the order rows, to tell an order conflict from a
 /// structural one. The edge model states every rule, so no lazy rows are
-/// looked for. A part too large to search by default is not solved: the
-/// greedy rule merges the edge first instead.
+/// looked for. A part past `SEARCH_NNZ` is not solved: the greedy rule
+/// merges the edge first instead.
 #[allow(clippy::too_many_arguments)]
 fn with_edge_fused(f: &Function, g: &DepGraph, m: &Model, asked: &Asked, a: NodeId, b: NodeId, order: u32, cfg: &ClusterConfig) -> Why {
     let Some(x) = m.fused_edges.get(&(a, b)) else { return Why::Unknown };
@@ -188,6 +188,8 @@ fn with_edge_fused(f: &Function, g: &DepGraph, m: &Model, asked: &Asked, a: Node
     }
     let (k, local) = asked.at[x.0];
     let part = &asked.parts[k];
+    // Past a node limit alone, one search per edge would take seconds
+    // each (an iteration limit bounds the clustering's one search).
     if cfg.nodes.is_none() && crate::cluster::nnz(&part.lp) > crate::cluster::SEARCH_NNZ {
         let c = greedy::guided(f, g, std::iter::once((a, b)).chain(asked.candidates.iter().copied()));
         let of = c.cluster_of();

@@ -63,6 +63,11 @@ pub enum SolveStatus {
 #[derive(Clone, Copy, Debug)]
 pub struct Limits<'a> {
     pub nodes: u64,
+    /// The simplex iterations the whole search may take, the root's
+    /// included (None: no such limit): a deterministic measure of work
+    /// that, unlike nodes, also bounds the root. A solver that cannot
+    /// count them says so (`Solver::counts_iterations`) and ignores it.
+    pub iterations: Option<u64>,
     pub seconds: f64,
     /// A known feasible point (the warm start): only a solution at least as
     /// good counts (objective at most half a unit above its: objectives
@@ -104,9 +109,11 @@ pub enum Stop {
     /// It did not stop early.
     Finished,
     NodeLimit,
+    /// `Limits::iterations` reached.
+    IterationLimit,
     TimeLimit,
     /// Not searched: the model is too large for the deterministic work
-    /// bound (afc's own limit, `default_nodes`; a solver never returns it).
+    /// bound (afc's own limit, `default_search`; a solver never returns it).
     SizeLimit,
 }
 
@@ -140,6 +147,10 @@ pub trait Solver: std::fmt::Debug {
     /// root cuts' rounds): a solver that can starts each solve from the
     /// last one's basis.
     fn relaxation(&self, lp: &Lp) -> Box<dyn Relaxation + '_>;
+    /// Whether `solve` honours `Limits::iterations`.
+    fn counts_iterations(&self) -> bool {
+        false
+    }
 }
 
 /// A linear relaxation solved again and again as rows are added.
@@ -171,7 +182,7 @@ impl Relaxation for Resolve<'_> {
         self.lp.rows.extend_from_slice(rows);
     }
     fn solve(&mut self, seconds: f64) -> Result<Vec<f64>, NoPoint> {
-        let sol = self.solver.solve(&self.lp, Limits { nodes: 0, seconds, start: None, heuristics: false, progress: None });
+        let sol = self.solver.solve(&self.lp, Limits { nodes: 0, iterations: None, seconds, start: None, heuristics: false, progress: None });
         match (sol.status, sol.stop) {
             (SolveStatus::None, Stop::TimeLimit) => Err(NoPoint::TimeLimit),
             (SolveStatus::None, _) => Err(NoPoint::Failed),

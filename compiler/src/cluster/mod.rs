@@ -140,16 +140,43 @@ pub fn order_clusters(f: &Function, g: &DepGraph, mut groups: Vec<Vec<NodeId>>) 
     }
 }
 
-/// The default node limit for a model: a fixed amount of deterministic
-/// work, `NODE_WORK / nnz^1.5` nodes for a model of `nnz` non-zeros (a
-/// node's linear programs grow faster than the model), between
-/// `MIN_NODES` and `MAX_NODES`; a model of more than `SEARCH_NNZ`
-/// non-zeros is not searched (None), where HiGHS's root alone takes
-/// seconds (docs/ilp.md, "Deterministic work", gives the measurements).
-pub fn default_nodes(lp: &Lp) -> Option<u64> {
+/// How a part is searched: its node limit, and the simplex iterations
+/// the whole search may take (None: no such limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Search {
+    pub nodes: u64,
+    pub iterations: Option<u64>,
+}
+
+/// The default search of a model of `nnz` non-zeros, a fixed amount of
+/// deterministic work (docs/ilp.md, "Deterministic work"):
+/// `NODE_WORK / nnz^1.5` nodes (a node's linear programs grow faster than
+/// the model), between `MIN_NODES` and `MAX_NODES`. A node limit does not
+/// bound the root, which at 150-300 combinators can take seconds, so a
+/// model of more than `SEARCH_NNZ` non-zeros is searched only by a
+/// solver that also counts simplex iterations, under an iteration limit
+/// of `ITERATION_WORK / nnz`, and only up to `ITERATION_NNZ`; past it (or
+/// it with any other solver) it is not searched (None).
+pub fn default_search(lp: &Lp, counts_iterations: bool) -> Option<Search> {
     let nnz = nnz(lp);
-    let nodes = (NODE_WORK / (nnz.max(1) as f64).powf(1.5)) as u64;
-    (nnz <= SEARCH_NNZ).then_some(nodes.clamp(MIN_NODES, MAX_NODES))
+    let nodes = ((NODE_WORK / (nnz.max(1) as f64).powf(1.5)) as u64).clamp(MIN_NODES, MAX_NODES);
+    if nnz <= SEARCH_NNZ {
+        Some(Search { nodes, iterations: None })
+    } else if counts_iterations && nnz <= ITERATION_NNZ {
+        Some(Search { nodes, iterations: Some((ITERATION_WORK / nnz as f64) as u64) })
+    } else {
+        None
+    }
+}
+
+/// The largest model searched by default: `ITERATION_NNZ` for a solver
+/// that counts simplex iterations, else `SEARCH_NNZ`.
+pub fn search_nnz(counts_iterations: bool) -> usize {
+    if counts_iterations {
+        ITERATION_NNZ
+    } else {
+        SEARCH_NNZ
+    }
 }
 
 /// A model's size: its non-zeros, a variable's bounds counting as one.
@@ -160,8 +187,15 @@ pub fn nnz(lp: &Lp) -> usize {
 const NODE_WORK: f64 = 6e7;
 const MIN_NODES: u64 = 20;
 const MAX_NODES: u64 = 5_000;
-/// The largest model searched by default.
+/// The largest model searched under a node limit alone.
 pub const SEARCH_NNZ: usize = 7_100;
+/// The largest model searched under an iteration limit as well: the root
+/// cuts' (`separate::MAX_NNZ`), so the search starts from the rounds'
+/// rounding. Past it, at 400 combinators, the limit stopped HiGHS within
+/// the root's first linear program, which found nothing better.
+pub const ITERATION_NNZ: usize = separate::MAX_NNZ;
+/// Simplex iterations times non-zeros a search past `SEARCH_NNZ` may take.
+const ITERATION_WORK: f64 = 2e7;
 /// The largest model whose linear relaxation is solved by default, in
 /// non-zeros without its separation rows (`Model::base`: what the rest of
 /// the model costs does not depend on how many chains were pruned): it
@@ -260,7 +294,7 @@ pub fn solve_checked(
     // The one way the clustering can depend on the machine: say so.
     if sol.stop == Stop::TimeLimit {
         eprintln!(
-            "afc: warning: fn {}: the ILP solver's time limit ({} s) stopped it before its node limit; the clustering may differ between machines (raise --ilp-time-limit, or set --ilp-nodes)",
+            "afc: warning: fn {}: the ILP solver's time limit ({} s) stopped it before its node or iteration limit; the clustering may differ between machines (raise --ilp-time-limit, or set --ilp-nodes)",
             f.name, cfg.time_limit
         );
     } else if guide_stopped {
@@ -435,15 +469,17 @@ pub(crate) struct Solved {
     /// Whether some part found better than the warm start (with no warm
     /// start: whether every part found a solution).
     pub improved: bool,
-    /// The node limit of the first part that reached its own (the
-    /// non-zeros of the first part not searched, for `Stop::SizeLimit`).
-    pub node_limit: u64,
+    /// The limit `-v` names: the node limit of the first part that reached
+    /// its own (its iteration limit for `Stop::IterationLimit`, the
+    /// non-zeros of the first part not searched for `Stop::SizeLimit`).
+    pub limit: u64,
 }
 
 /// Solves the model's independent parts one at a time (docs/ilp.md,
 /// "Independent parts"): no row joins two parts, so the optimum is the
 /// parts' optima put together, and each part is a smaller search. Each
-/// part has its own deterministic node limit (scaled with the part) and
+/// part has its own deterministic limits (`default_search`: nodes and,
+/// past `SEARCH_NNZ`, simplex iterations, scaled with the part) and
 /// the warm start's share as its start, and keeps the
 /// warm start's values where the solver finds nothing better; the time
 /// limit is shared by all.
@@ -451,7 +487,7 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, 
     let clock = std::time::Instant::now();
     let mut values = start.map(|v| v.to_vec()).unwrap_or_else(|| lp.vars.iter().map(|v| v.lo).collect());
     let (mut optimal, mut found, mut improved) = (true, true, false);
-    let (mut bound, mut stop, mut node_limit, mut parts) = (0.0, Stop::Finished, 0, 0);
+    let (mut bound, mut stop, mut limit, mut parts) = (0.0, Stop::Finished, 0, 0);
     let all = lp.parts();
     let searched = all.iter().filter(|p| !p.lp.rows.is_empty()).count();
     let at = std::cell::Cell::new(0);
@@ -500,21 +536,31 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, 
         parts += 1;
         at.set(parts);
         let seconds = (time_limit - clock.elapsed().as_secs_f64()).max(0.0);
-        let nodes = cfg.nodes.or_else(|| default_nodes(&part.lp));
-        let sol = match (nodes, own_value) {
+        let search = match cfg.nodes {
+            Some(nodes) => Some(Search { nodes, iterations: None }),
+            None => default_search(&part.lp, cfg.solver.counts_iterations()),
+        };
+        let sol = match (search, own_value) {
             // At the objective's trivial bound the start is optimal.
             (_, Some(w)) if own_start.as_deref().is_some_and(|v| part.lp.at_trivial_bound(v)) => {
                 Solution { status: SolveStatus::None, values: vec![], objective: w, bound: w, stop: Stop::Finished }
             }
             (None, Some(_)) => unsearched(cfg.solver, part, relaxation, seconds),
             // Without a warm start even a large part needs the root.
-            (nodes, _) => cfg.solver.solve(&part.lp, Limits { nodes: nodes.unwrap_or(0), seconds, start: own_start.as_deref(), heuristics: cfg.model != IlpModel::Lazy, progress: watch }),
+            (search, _) => {
+                let Search { nodes, iterations } = search.unwrap_or(Search { nodes: 0, iterations: None });
+                cfg.solver.solve(&part.lp, Limits { nodes, iterations, seconds, start: own_start.as_deref(), heuristics: cfg.model != IlpModel::Lazy, progress: watch })
+            }
         };
         // The first part that stops names the limit; a time limit anywhere
         // is reported as such.
         if stop == Stop::Finished && sol.stop != Stop::Finished {
             stop = sol.stop;
-            node_limit = if sol.stop == Stop::SizeLimit { nnz(&part.lp) as u64 } else { nodes.unwrap_or(0) };
+            limit = match (sol.stop, search) {
+                (Stop::SizeLimit, _) => nnz(&part.lp) as u64,
+                (Stop::IterationLimit, Some(s)) => s.iterations.unwrap_or(0),
+                (_, s) => s.map_or(0, |s| s.nodes),
+            };
         } else if sol.stop == Stop::TimeLimit {
             stop = Stop::TimeLimit;
         }
@@ -547,20 +593,21 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, 
     let improved = if start.is_some() { improved } else { found };
     let objective = lp.value_of(&values);
     let bound = if status == SolveStatus::Optimal { objective } else { bound.min(objective) };
-    Solved { solution: Solution { status, values, objective, bound, stop }, parts, improved, node_limit }
+    Solved { solution: Solution { status, values, objective, bound, stop }, parts, improved, limit }
 }
 
 /// What stopped a solve early, for `-v`.
 fn stop_reason(cfg: &ClusterConfig, solved: &Solved) -> String {
     match solved.solution.stop {
-        Stop::NodeLimit => format!("node limit {} reached", solved.node_limit),
+        Stop::NodeLimit => format!("node limit {} reached", solved.limit),
+        Stop::IterationLimit => format!("iteration limit {} reached", solved.limit),
         Stop::TimeLimit => format!("time limit {} s reached", cfg.time_limit),
-        Stop::SizeLimit => format!("not searched: {} non-zeros, over {} (--ilp-nodes searches it)", solved.node_limit, SEARCH_NNZ),
+        Stop::SizeLimit => format!("not searched: {} non-zeros, over {} (--ilp-nodes searches it)", solved.limit, search_nnz(cfg.solver.counts_iterations())),
         Stop::Finished => "stopped".to_string(),
     }
 }
 
-/// A part too large to search (`default_nodes`): no solution, and the
+/// A part too large to search (`default_search`): no solution, and the
 /// linear relaxation's optimum as the bound on the part's objective (the
 /// whole model's relaxed optimum restricted to the part is the part's:
 /// no row joins parts). Where the whole was not relaxed (a model past
@@ -572,7 +619,7 @@ fn unsearched(solver: &dyn Solver, part: &afc_ir::lp::Part, relaxation: Option<&
         Some(r) => part.lp.value_of(&part.restrict(r)),
         None if nnz(&part.lp) > separate::MAX_NNZ => f64::NEG_INFINITY,
         None => {
-            let r = solver.solve(&part.lp.relaxed(), Limits { nodes: 0, seconds, start: None, heuristics: false, progress: None });
+            let r = solver.solve(&part.lp.relaxed(), Limits { nodes: 0, iterations: None, seconds, start: None, heuristics: false, progress: None });
             if r.status == SolveStatus::None {
                 f64::NEG_INFINITY
             } else {

@@ -1,19 +1,22 @@
 #!/bin/sh
 # `make bench-ilp`: the clustering ILP's scaling (issue 12). For random
-# programs of 25-400 combinators (gen.py, seeded), prints per program the
+# programs of 25-400 combinators (gen.py, seeded; AFC_ILP_GEN=mix: mix.py's,
+# which afc was not tuned on), prints per program the
 # wall time of `afc --emit=clusters` (process start included), how the
 # solve ended (optimal, or best found with its gap), the objective over
 # the greedy clustering's (its warm start) and over the best known
-# (best-known.txt, found by long searches; `new` marks an objective below
-# it). Sizes and seeds: AFC_ILP_SIZES, AFC_ILP_SEEDS; extra afc flags:
-# AFC_ILP_FLAGS; another table of best objectives: AFC_ILP_BEST.
+# (best-known.txt, found by long searches, gen.py's only; `new` marks an
+# objective below it). Sizes and seeds: AFC_ILP_SIZES, AFC_ILP_SEEDS; extra
+# afc flags: AFC_ILP_FLAGS; another table of best objectives: AFC_ILP_BEST.
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 afc="$root/target/release/afc"
 sizes=${AFC_ILP_SIZES:-"25 50 100 200 300 400"}
 seeds=${AFC_ILP_SEEDS:-"1 2 3"}
 flags=${AFC_ILP_FLAGS:-}
+gen=${AFC_ILP_GEN:-gen}
 best_known=${AFC_ILP_BEST:-"$root/testsuite/bench/ilp/best-known.txt"}
+[ "$gen" = gen ] || [ -n "${AFC_ILP_BEST:-}" ] || best_known=/dev/null
 # The table holds objectives of the default cost model; another model (or
 # the pairs model's, which is Robinson's) weighs clusterings otherwise.
 case " $flags " in *--cost=traffic*|*"--cost traffic"*) ;; *--cost*) best_known=/dev/null ;; esac
@@ -24,7 +27,7 @@ trap 'rm -rf "$work"' EXIT
 printf '%-6s %-5s %8s  %-10s %10s %10s  %s\n' size seed time status "obj/greedy" "obj/best" "how (afc -v)"
 for n in $sizes; do
     for s in $seeds; do
-        python3 "$root/testsuite/bench/ilp/gen.py" --nodes "$n" --seed "$s" > "$work/p.acc"
+        python3 "$root/testsuite/bench/ilp/$gen.py" --nodes "$n" --seed "$s" > "$work/p.acc"
         start=$(date +%s.%N)
         # shellcheck disable=SC2086
         "$afc" "$work/p.acc" --emit=clusters -v $flags -o /dev/null 2> "$work/ilp.txt"
