@@ -199,10 +199,10 @@ const MIN_NODES: u64 = 20;
 const MAX_NODES: u64 = 5_000;
 /// The largest model searched under a node limit alone.
 pub const SEARCH_NNZ: usize = 7_100;
-/// The largest model searched under an iteration limit as well: the root
-/// cuts' (`separate::MAX_NNZ`), so the search starts from the rounds'
-/// rounding. Past it, at 400 combinators, the limit stopped HiGHS within
-/// the root's first linear program, which found nothing better.
+/// The largest part searched under an iteration limit as well, the root
+/// cuts' size (`separate::MAX_NNZ`): past it, at 400 combinators, the
+/// limit stopped HiGHS within the root's first linear program, which
+/// found nothing better.
 pub const ITERATION_NNZ: usize = separate::MAX_NNZ;
 /// Simplex iterations times non-zeros a search past `SEARCH_NNZ` may take.
 const ITERATION_WORK: f64 = 2e7;
