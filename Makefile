@@ -56,10 +56,12 @@ bench: build
 	./testsuite/bench/run.sh
 
 # The clustering ILP's scaling on random programs of 25-400 combinators
-# (docs/ilp.md), against the best known objectives (best-known.txt);
-# AFC_ILP_SIZES, AFC_ILP_SEEDS, AFC_ILP_FLAGS, AFC_ILP_BEST adjust it.
+# (docs/ilp.md), against the best known objectives (best-known.txt), from
+# gen.py and then from mix.py, a generator afc was not tuned on;
+# AFC_ILP_SIZES, AFC_ILP_SEEDS, AFC_ILP_FLAGS, AFC_ILP_BEST adjust it,
+# AFC_ILP_GEN=gen or mix runs one.
 bench-ilp: build
-	./testsuite/bench/ilp/run.sh
+	@for g in $(or $(AFC_ILP_GEN),gen mix); do echo "== $$g.py"; AFC_ILP_GEN=$$g ./testsuite/bench/ilp/run.sh || exit 1; done
 
 # Coverage-guided fuzzing and differential testing at scale (not part of
 # `make test`): AFC_FUZZ_SECONDS per target, AFC_FUZZ_COUNT programs.
