@@ -153,16 +153,17 @@ pub struct Search {
 /// `NODE_WORK / nnz^1.5` nodes (a node's linear programs grow faster than
 /// the model), between `MIN_NODES` and `MAX_NODES`. A node limit does not
 /// bound the root, which at 150-300 combinators can take seconds, so a
-/// model of more than `SEARCH_NNZ` non-zeros is searched only by a
-/// solver that also counts simplex iterations, under an iteration limit
-/// of `ITERATION_WORK / nnz`, and only up to `ITERATION_NNZ`; past it (or
-/// it with any other solver) it is not searched (None).
-pub fn default_search(lp: &Lp, counts_iterations: bool) -> Option<Search> {
+/// model of more than `SEARCH_NNZ` non-zeros is searched only under an
+/// iteration limit as well, `ITERATION_WORK / nnz`, where one applies
+/// (`with_iterations`: `iteration_limits`), and only up to
+/// `ITERATION_NNZ`; a larger one, or one past `SEARCH_NNZ` where no
+/// iteration limit applies, is not searched (None).
+pub fn default_search(lp: &Lp, with_iterations: bool) -> Option<Search> {
     let nnz = nnz(lp);
     let nodes = ((NODE_WORK / (nnz.max(1) as f64).powf(1.5)) as u64).clamp(MIN_NODES, MAX_NODES);
     if nnz <= SEARCH_NNZ {
         Some(Search { nodes, iterations: None })
-    } else if counts_iterations && nnz <= ITERATION_NNZ {
+    } else if with_iterations && nnz <= ITERATION_NNZ {
         Some(Search { nodes, iterations: Some((ITERATION_WORK / nnz as f64) as u64) })
     } else {
         None
@@ -179,10 +180,10 @@ pub fn iteration_limits(cfg: &ClusterConfig) -> bool {
     cfg.solver.counts_iterations() && cfg.model != IlpModel::Lazy
 }
 
-/// The largest model searched by default: `ITERATION_NNZ` for a solver
-/// that counts simplex iterations, else `SEARCH_NNZ`.
-pub fn search_nnz(counts_iterations: bool) -> usize {
-    if counts_iterations {
+/// The largest model searched by default: `ITERATION_NNZ` where iteration
+/// limits apply (`iteration_limits`), else `SEARCH_NNZ`.
+pub fn search_nnz(with_iterations: bool) -> usize {
+    if with_iterations {
         ITERATION_NNZ
     } else {
         SEARCH_NNZ
