@@ -13,7 +13,7 @@ use afc_ir::cluster::Clustering;
 use afc_ir::fusion::FusionTree;
 use afc_ir::graph::DepGraph;
 use afc_ir::labelled::{Function, NodeId, VarId};
-use afc_ir::sizes::SizeId;
+use afc_ir::sizes::{Descent, SizeId};
 use indexmap::IndexSet;
 use std::collections::HashMap;
 
@@ -21,6 +21,7 @@ pub fn trees(f: &Function, g: &DepGraph, c: &Clustering) -> Vec<FusionTree> {
     let manifest = c.manifest(f, g);
     let ord = afc_ir::cluster::orders(f, g, c).expect("clusterings are checked before fusion trees are built");
     let label_of: std::collections::HashMap<u32, NodeId> = g.gather_label.iter().map(|(n, l)| (*l, *n)).collect();
+    let descent = g.sizes.descent();
     c.clusters
         .iter()
         .map(|members| {
@@ -32,7 +33,8 @@ pub fn trees(f: &Function, g: &DepGraph, c: &Clustering) -> Vec<FusionTree> {
                 .map(|n| sizes.of_node(*n))
                 .min_by_key(|s| (sizes.depth(*s), s.0))
                 .unwrap();
-            let cx = Ctx { f, g, manifest: &manifest, ord: &ord, label_of: &label_of, rank: &ms };
+            let rank = ms.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+            let cx = Ctx { f, g, manifest: &manifest, ord: &ord, label_of: &label_of, descent: &descent, rank };
             level(&cx, &ms, &[root])
         })
         .collect()
@@ -44,8 +46,9 @@ struct Ctx<'a> {
     manifest: &'a IndexSet<VarId>,
     ord: &'a [u32],
     label_of: &'a std::collections::HashMap<u32, NodeId>,
-    /// Members in schedule order.
-    rank: &'a [NodeId],
+    descent: &'a Descent,
+    /// Each member's place in schedule order.
+    rank: HashMap<NodeId, usize>,
 }
 
 impl Ctx<'_> {
@@ -59,7 +62,7 @@ impl Ctx<'_> {
         self.g.sizes.node_shape(n)
     }
     fn pos(&self, n: NodeId) -> usize {
-        self.rank.iter().position(|m| *m == n).unwrap()
+        self.rank[&n]
     }
 }
 
@@ -149,7 +152,7 @@ fn level(cx: &Ctx, ms: &[NodeId], prefix: &[SizeId]) -> FusionTree {
         if f.node(*n).comb().transducer() {
             let sub = sizes.of(f.node(*n).outputs()[0]);
             let below: Vec<NodeId> =
-                ms.iter().copied().filter(|m| cx.shape(*m).len() == 1 && *m != *n && sizes.path(cx.shape(*m)[0], sub).is_some()).collect();
+                ms.iter().copied().filter(|m| cx.shape(*m).len() == 1 && *m != *n && cx.descent.within(cx.shape(*m)[0], sub)).collect();
             if !below.is_empty() {
                 let then = level(cx, &below, &[sub]);
                 let via = reads_of(g, &[*n], &below);

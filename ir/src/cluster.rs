@@ -521,8 +521,8 @@ fn cluster_rules<'x>(f: &Function, g: &DepGraph, i: usize, members: &[NodeId], o
         return Err(format!("cluster {} has no loop of its own", i));
     };
     for n in rated() {
-        // `sizes.path`, walked without its list: first whether it reaches
-        // the root, then its transducers.
+        // Down the transducer forest: first whether the node's size
+        // reaches the root, then its transducers.
         let mut s = sizes.of_node(n);
         while s != root {
             match sizes.transducer[s.0 as usize] {

@@ -29,6 +29,22 @@ pub enum SizeOrigin {
 /// A shape: one size per dimension, outermost first.
 pub type Shape = Vec<SizeId>;
 
+/// The transducer forest in depth-first order (`Sizes::descent`): each
+/// size's subtree is the sizes entered from its entry to its exit.
+#[derive(Clone, Debug)]
+pub struct Descent {
+    enter: Vec<u32>,
+    exit: Vec<u32>,
+}
+
+impl Descent {
+    /// Whether `s` is `root` or lies below it in the transducer forest.
+    pub fn within(&self, s: SizeId, root: SizeId) -> bool {
+        let (e, r) = (self.enter[s.0 as usize], root.0 as usize);
+        self.enter[r] <= e && e < self.exit[r]
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Sizes {
     pub classes: Vec<SizeOrigin>,
@@ -80,16 +96,35 @@ impl Sizes {
     pub fn trans(&self, n: NodeId) -> Option<NodeId> {
         self.transducer[self.of_node(n).0 as usize]
     }
-    /// The transducers between size `s` and its ancestor `root`, innermost
-    /// first; `None` if `root` is not an ancestor of (or equal to) `s`.
-    pub fn path(&self, mut s: SizeId, root: SizeId) -> Option<Vec<NodeId>> {
-        let mut out = vec![];
-        while s != root {
-            let t = self.transducer[s.0 as usize]?;
-            out.push(t);
-            s = self.of_node(t);
+    /// The transducer forest numbered once, so that whether one size lies
+    /// below another is answered without walking the path between them (a
+    /// chain of thousands of nested filters made that walk cubic).
+    pub fn descent(&self) -> Descent {
+        let n = self.transducer.len();
+        let mut children: Vec<Vec<u32>> = vec![vec![]; n];
+        let mut roots = vec![];
+        for s in 0..n {
+            match self.parent(SizeId(s as u32)) {
+                Some(p) => children[p.0 as usize].push(s as u32),
+                None => roots.push(s as u32),
+            }
         }
-        Some(out)
+        let (mut enter, mut exit) = (vec![0; n], vec![0; n]);
+        let mut clock = 0;
+        // (size, whether its children were pushed): an explicit stack, as
+        // the forest may be thousands deep.
+        let mut stack: Vec<(u32, bool)> = roots.into_iter().rev().map(|r| (r, false)).collect();
+        while let Some((s, done)) = stack.pop() {
+            if done {
+                exit[s as usize] = clock;
+                continue;
+            }
+            enter[s as usize] = clock;
+            clock += 1;
+            stack.push((s, true));
+            stack.extend(children[s as usize].iter().rev().map(|c| (*c, false)));
+        }
+        Descent { enter, exit }
     }
     /// Depth in the transducer forest.
     pub fn depth(&self, s: SizeId) -> usize {
@@ -247,4 +282,41 @@ pub fn verify(f: &Function, s: &Sizes) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Descent::within` against a walk up the forest, on every pair of a
+    /// forest of two trees: n0 ← n1 ← n2 and n0 ← n3 (filters f0, f1, f2
+    /// at n0, n1, n0), and n4 alone.
+    #[test]
+    fn descent_answers_as_the_walk_up_the_forest() {
+        let s = |i: u32| SizeId(i);
+        let sizes = Sizes {
+            classes: vec![SizeOrigin::Unknown; 5],
+            of_array: IndexMap::new(),
+            iteration: vec![vec![s(0)], vec![s(1)], vec![s(0)]],
+            transducer: vec![None, Some(NodeId(0)), Some(NodeId(1)), Some(NodeId(2)), None],
+            returned: vec![],
+            bodies: IndexMap::new(),
+        };
+        let walk = |mut a: SizeId, root: SizeId| loop {
+            if a == root {
+                return true;
+            }
+            match sizes.parent(a) {
+                Some(p) => a = p,
+                None => return false,
+            }
+        };
+        let d = sizes.descent();
+        for a in 0..5 {
+            for root in 0..5 {
+                assert_eq!(d.within(s(a), s(root)), walk(s(a), s(root)), "n{} within n{}", a, root);
+            }
+        }
+        assert!(d.within(s(2), s(0)) && !d.within(s(3), s(1)) && !d.within(s(0), s(2)));
+    }
 }

@@ -621,28 +621,32 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     for (i, (u, v)) in fused_edges.keys().enumerate() {
         leaving[u.0 as usize].push((v.0 as usize, i));
     }
-    let on_path = |a: NodeId, b: NodeId| -> Vec<LpVar> {
+    // None past `PATH_NODES` nodes between a and b: see there.
+    let on_path = |a: NodeId, b: NodeId| -> Option<Vec<LpVar>> {
         let (a, b) = (a.0 as usize, b.0 as usize);
         let mut mid = reach.any[a].clone();
         mid.intersect_with(&ancestors[b]);
+        if mid.count_ones(..) > PATH_NODES {
+            return None;
+        }
         let mut found = vec![];
         for u in std::iter::once(a).chain(mid.ones()) {
             found.extend(leaving[u].iter().filter(|(v, _)| (*v == b && u != a) || mid.contains(*v)).map(|(_, i)| *i));
         }
         found.sort_unstable();
-        found.into_iter().map(|i| fused_edges[i]).collect()
+        Some(found.into_iter().map(|i| fused_edges[i]).collect())
     };
     let mut cuts = vec![];
     for ((a, b), x) in &fused_edges {
         if lp.vars[x.0].lo == 0.0 {
-            for y in on_path(*a, *b) {
+            for y in on_path(*a, *b).unwrap_or_default() {
                 cuts.push((format!("path_{}_{}", a.0, b.0), y, *x));
             }
         }
     }
     for ((a, b), s) in &fused_siblings {
         let (a, b) = if reach.path(*b, *a) { (*b, *a) } else { (*a, *b) };
-        for y in on_path(a, b) {
+        for y in on_path(a, b).unwrap_or_default() {
             cuts.push((format!("path_{}_{}", a.0, b.0), y, *s));
         }
     }
@@ -1056,6 +1060,14 @@ fn separation_rows(
 /// taking one costs nothing beside its trees, few enough that the two
 /// threads finish together.
 const SEPARATION_CHUNK: usize = 32;
+
+/// An edge or sibling pair with more nodes than this on the paths between
+/// its ends gets no path cuts (docs/ilp.md, "Large graphs"). Its rows are
+/// one per fused edge between, so a chain of n maps that each also read
+/// one computed array had n²/2 of them (8,000 maps: 16 GB and a minute);
+/// the random programs of `make bench-ilp` have at most 31 up to 4,000
+/// combinators, and keep all theirs.
+const PATH_NODES: usize = 64;
 
 /// One thread's searches for `separation_rows`: its tree and buffers.
 struct ChainSearch<'h> {
