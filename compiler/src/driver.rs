@@ -477,9 +477,16 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Writes through a temporary file in the same folder, renamed into place,
-/// with the mode a new file gets (0666 less the umask: 0644 usually).
+/// with the mode a new file gets (0666 less the umask: 0644 usually). An
+/// existing output that is not a file — `/dev/null`, a pipe, a terminal —
+/// is written to as it is: renamed over, `/dev/null` became a file for
+/// everyone (as root) or the write failed (as anyone else).
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut out = std::fs::OpenOptions::new().write(true).open(path)?;
+        return out.write_all(bytes).and_then(|_| out.flush());
+    }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new().prefix(".afc-").permissions(std::fs::Permissions::from_mode(0o666)).tempfile_in(dir)?;
     tmp.write_all(bytes)?;
