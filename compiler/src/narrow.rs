@@ -21,7 +21,7 @@ use afc_ir::ast::BinOp;
 use afc_ir::labelled::{Block, Const, Lambda, Operand, Rhs, Stmt, VarId, VarInfo, VarTy};
 use afc_ir::loops::{Body, Function, LoopBody, LoopNest, Order, Step};
 use afc_ir::types::Prim;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Narrows every picking fold of `f` that can be narrowed.
 pub fn narrow(f: &mut Function) {
@@ -161,12 +161,11 @@ struct Plan {
 /// The array in memory after the nest whose element at the root position
 /// is `v`'s: `v` itself when the nest does not make it (a parameter, an
 /// earlier nest's array), or what a map at the root rate copies into it.
-fn source(f: &Function, n: &LoopNest, roots: &[(LoopBody, Order)], v: VarId) -> Option<VarId> {
+/// `made`: the arrays the nest's leaves make (a row fold's results count:
+/// they live in registers only unless stored).
+fn source(f: &Function, n: &LoopNest, made: &HashSet<VarId>, roots: &[(LoopBody, Order)], v: VarId) -> Option<VarId> {
     // An array the nest does not make, or stores, is in memory after it.
-    // (A row fold's results count as made: they live in registers only
-    // unless stored.)
-    let made = n.root.body.leaves().iter().any(|l| l.array_outs().contains(&v));
-    if !made || n.stored(v) {
+    if !made.contains(&v) || n.stored(v) {
         return (f.rank(v) == 1).then_some(v);
     }
     roots.iter().find_map(|(l, o)| match l {
@@ -174,7 +173,7 @@ fn source(f: &Function, n: &LoopNest, roots: &[(LoopBody, Order)], v: VarId) -> 
             let k = outs.iter().position(|x| *x == v)?;
             let Operand::Var(y) = w.body.results[k] else { return None };
             let m = w.params.iter().position(|p| *p == y)?;
-            source(f, n, roots, reads[m])
+            source(f, n, made, roots, reads[m])
         }
         _ => None,
     })
@@ -185,6 +184,9 @@ fn find_plan(f: &Function, n: &LoopNest) -> Option<Plan> {
     // unguarded: the only ones whose element at position `i` is what the
     // loop computes at its `i`-th iteration.
     let roots: Vec<(LoopBody, Order)> = n.root.body.at_loop_rate().into_iter().map(|(l, o)| (l.clone(), o)).collect();
+    // Once per nest, not per fold: a nest of thousands of folds searched
+    // its leaves for every one.
+    let made: HashSet<VarId> = n.root.body.leaves().iter().flat_map(|l| l.array_outs()).collect();
     for (l, o) in &roots {
         let LoopBody::ManyToOne { reads, op, results, state: None, .. } = l else { continue };
         if *o != 0 {
@@ -197,7 +199,7 @@ fn find_plan(f: &Function, n: &LoopNest) -> Option<Plan> {
         if reads.len() != k || reads.iter().zip(results).any(|(r, s)| prim(r) != prim(s)) {
             continue;
         }
-        let mut comps: Vec<usize> = (0..k).filter(|&j| source(f, n, &roots, reads[j]).is_some()).collect();
+        let mut comps: Vec<usize> = (0..k).filter(|&j| source(f, n, &made, &roots, reads[j]).is_some()).collect();
         // Drop the components the worker computes with, until what is left
         // is only moved.
         let rows = loop {
@@ -222,7 +224,7 @@ fn find_plan(f: &Function, n: &LoopNest) -> Option<Plan> {
         if best.is_empty() {
             continue;
         }
-        let sources = best.iter().map(|&j| source(f, n, &roots, reads[j]).unwrap()).collect();
+        let sources = best.iter().map(|&j| source(f, n, &made, &roots, reads[j]).unwrap()).collect();
         return Some(Plan { fold: results[0], comps: best, sources });
     }
     None
