@@ -488,7 +488,14 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         return out.write_all(bytes).and_then(|_| out.flush());
     }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".afc-").permissions(std::fs::Permissions::from_mode(0o666)).tempfile_in(dir)?;
+    // tempfile's errors name the temporary file, which the user never sees.
+    let mut tmp = tempfile::Builder::new().prefix(".afc-").permissions(std::fs::Permissions::from_mode(0o666)).tempfile_in(dir).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => format!("no folder {}", dir.display()),
+            k => format!("{} in {}", k, dir.display()),
+        };
+        std::io::Error::new(e.kind(), why)
+    })?;
     tmp.write_all(bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
