@@ -375,6 +375,14 @@ fn run(cli: &Cli) -> Result<(), i32> {
                             IlpModel::Edge => text_out += &crate::cluster::ilp::solved_model(f, &fs.graph, &opts.cluster).0.lp.to_lp_format(),
                             // The model as the solve left it: with the rows it added.
                             IlpModel::Lazy => text_out += &crate::cluster::ilp::solve(f, &fs.graph, &opts.cluster).1.to_lp_format(),
+                            IlpModel::Pairs if fs.graph.len() > crate::cluster::pairs::MAX_NODES => {
+                                return Err(fail(&format!(
+                                    "fn {}: {} nodes, over {} for the all-pairs model (a variable per pair): --ilp-model=edge prints a model of any size",
+                                    f.name,
+                                    fs.graph.len(),
+                                    crate::cluster::pairs::MAX_NODES
+                                )))
+                            }
                             IlpModel::Pairs => text_out += &crate::cluster::pairs::model(f, &fs.graph).lp.to_lp_format(),
                         },
                         Emit::FusionTree => text_out += &afc_ir::fusion::print(f, &fs.trees),

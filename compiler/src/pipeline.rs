@@ -232,7 +232,11 @@ fn body_stages(f: &Function, mut sizes: Sizes, opts: &Options, t: &Timer) -> Fun
     } else if opts.notes && opts.cluster.mode == cluster::FusionMode::Ilp && !clustering.how.contains(": optimal") && !clustering.how.contains(": empty") {
         // A limit that stops the solver changes what the user gets: said
         // even without -v.
-        eprintln!("afc: note: fn {}: clustering not proven optimal ({}); --ilp-nodes raises the limit", f.name, clustering.how);
+        // The hint only where the node limit is what stopped it: a time
+        // limit has its warning, a model too large for its kind its reason.
+        let how = &clustering.how;
+        let hint = if how.contains("node limit") || how.contains("iteration limit") { "; --ilp-nodes raises the limit" } else { "" };
+        eprintln!("afc: note: fn {}: clustering not proven optimal ({}){}", f.name, how, hint);
     }
     if opts.verify {
         if let Err(e) = afc_ir::cluster::verify(f, &graph, &clustering) {

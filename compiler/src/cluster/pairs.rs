@@ -201,11 +201,22 @@ pub fn model(f: &Function, g: &DepGraph) -> PairsModel {
     PairsModel { lp, x, order }
 }
 
+/// The most nodes a graph may have for the all-pairs model: it has a
+/// variable per pair, so a chain of 2,000 maps took 5.8 GB (and 10,000
+/// would take 150 GB); 500 take some 400 MB. Past it the clustering is
+/// greedy's, and `--emit=ilp` refuses.
+pub const MAX_NODES: usize = 500;
+
 /// Solves the all-pairs model; clusters are the nodes joined by `x = 0`,
 /// split into connected components (decision 8).
 pub fn cluster(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> Clustering {
     if g.is_empty() {
         return Clustering::new(vec![], "ilp (pairs): empty");
+    }
+    if g.len() > MAX_NODES {
+        let mut c = super::greedy::cluster(f, g);
+        c.how = format!("ilp (pairs): greedy fallback: {} nodes, over {} for the all-pairs model (--ilp-model=edge clusters any size)", g.len(), MAX_NODES);
+        return c;
     }
     let m = model(f, g);
     super::solve_checked(f, g, cfg, m.lp.clone(), "ilp (pairs)", None, |_| vec![], |_| None, |sol| {
