@@ -568,6 +568,8 @@ pub struct Joins<'a> {
     /// Each node's sibling pairs, as indices into `g.siblings()`.
     pairs_of: Vec<Vec<usize>>,
     producers: Vec<Option<NodeId>>,
+    /// Each node's arrays with the number of edges it sends each along.
+    sent: Vec<Vec<(u32, u32)>>,
     /// Buffers kept from one check to the next.
     bufs: std::cell::RefCell<JoinBufs<'a>>,
 }
@@ -584,8 +586,11 @@ struct JoinBufs<'a> {
     fused: Vec<(NodeId, NodeId, &'a Edge)>,
     pairs: Vec<usize>,
     together: Vec<(NodeId, NodeId, &'a Vec<VarId>)>,
-    /// Arrays read outside the cluster.
+    /// Arrays read outside the cluster; each array's edges out of the
+    /// members less those into them, and the arrays that count touched.
     written: Marks,
+    balance: Vec<i32>,
+    touched: Vec<usize>,
     /// Each member's place in the members, and its links inside.
     local: Vec<u32>,
     links: Lists,
@@ -599,8 +604,26 @@ impl<'a> Joins<'a> {
             pairs_of[a.0 as usize].push(i);
             pairs_of[b.0 as usize].push(i);
         }
-        let bufs = JoinBufs { unset: vec![None; g.len()], ord: vec![0; g.len()], local: vec![0; g.len()], ..JoinBufs::default() };
-        Joins { f, g, pairs_of, producers: f.producers(), bufs: std::cell::RefCell::new(bufs) }
+        use petgraph::visit::EdgeRef;
+        let mut sent: Vec<Vec<(u32, u32)>> = vec![vec![]; g.len()];
+        for e in g.graph.edge_references() {
+            let list = &mut sent[g.graph[e.source()].0 as usize];
+            for v in e.weight().vars.iter().filter(|v| f.var(**v).ty.is_array()) {
+                match list.iter_mut().find(|(w, _)| *w == v.0) {
+                    Some((_, n)) => *n += 1,
+                    None => list.push((v.0, 1)),
+                }
+            }
+        }
+        let bufs = JoinBufs { unset: vec![None; g.len()], ord: vec![0; g.len()], local: vec![0; g.len()], balance: vec![0; f.vars.len()], ..JoinBufs::default() };
+        Joins { f, g, pairs_of, producers: f.producers(), sent, bufs: std::cell::RefCell::new(bufs) }
+    }
+
+    fn add(balance: &mut [i32], touched: &mut Vec<usize>, v: usize, n: i32) {
+        if balance[v] == 0 {
+            touched.push(v);
+        }
+        balance[v] += n;
     }
 
     /// Whether `members` (in id order; `inside` says who they are) pass
@@ -609,23 +632,35 @@ impl<'a> Joins<'a> {
         let (f, g) = (self.f, self.g);
         use petgraph::visit::EdgeRef;
         let mut bufs = self.bufs.borrow_mut();
-        let JoinBufs { unset, ord, orders, indexed, fused, pairs, together, written, local, links, marks } = &mut *bufs;
+        let JoinBufs { unset, ord, orders, indexed, fused, pairs, together, written, balance, touched, local, links, marks } = &mut *bufs;
         indexed.clear();
-        written.fresh(f.vars.len());
-        for &a in members {
-            for e in g.graph.edges(DepGraph::idx(a)) {
-                let b = g.graph[e.target()];
-                if inside(b) {
-                    if !e.weight().is_fusible() {
-                        return Err(format!("fusion-preventing edge '{}' -> '{}' inside the cluster", f.node(a).name, f.node(b).name));
-                    }
+        // The fused edges, found from their consumers: a node may feed
+        // thousands (one array read by every map), its cluster few of them.
+        // An array leaves the cluster where the members send it along more
+        // edges than the members take it in (`balance`).
+        for &b in members {
+            for e in g.graph.edges_directed(DepGraph::idx(b), petgraph::Direction::Incoming) {
+                let a = g.graph[e.source()];
+                if inside(a) {
                     indexed.push((e.id().index(), a, b, e.weight()));
-                } else {
                     for v in e.weight().vars.iter().filter(|v| f.var(**v).ty.is_array()) {
-                        written.insert(v.0 as usize);
+                        Self::add(balance, touched, v.0 as usize, -1);
                     }
                 }
             }
+            for &(v, n) in &self.sent[b.0 as usize] {
+                Self::add(balance, touched, v as usize, n as i32);
+            }
+        }
+        written.fresh(f.vars.len());
+        for v in touched.drain(..) {
+            if balance[v] > 0 {
+                written.insert(v);
+            }
+            balance[v] = 0;
+        }
+        if let Some(&(_, a, b, _)) = indexed.iter().filter(|e| !e.3.is_fusible()).min_by_key(|e| (e.1, e.0)) {
+            return Err(format!("fusion-preventing edge '{}' -> '{}' inside the cluster", f.node(a).name, f.node(b).name));
         }
         indexed.sort_unstable_by_key(|e| e.0);
         fused.clear();
