@@ -151,7 +151,7 @@ pub fn build(f: &Function, sizes: &Sizes) -> DepGraph {
     let mut gathered: IndexSet<(VarId, NodeId)> = IndexSet::new();
     let add = |graph: &mut DiGraph<NodeId, Edge>, a: NodeId, b: NodeId, kind: EdgeKind, v: VarId| {
         let (ia, ib) = (DepGraph::idx(a), DepGraph::idx(b));
-        match graph.find_edge(ia, ib) {
+        match afc_ir::graph::find_edge(graph, ia, ib) {
             Some(e) => {
                 let w = &mut graph[e];
                 if !w.vars.contains(&v) {
