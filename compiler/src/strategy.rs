@@ -163,11 +163,28 @@ pub fn choose(f: &mut Function, cfg: &Config) {
             scan_totals(n, &vars);
         }
     }
+    unread_counts(f);
     place_results(f);
     let keep: IndexSet<VarId> = f.made_results().into_iter().collect();
     let steps = std::mem::take(&mut f.steps);
     let steps = place_frees(f, steps, &keep);
     f.steps = steps;
+}
+
+/// Marks each filter count nothing after its nest reads (`count
+/// unread`): the nest then does not make it, and a parallel nest keeps no
+/// count per chunk — a cursor LLVM must otherwise keep live through the
+/// whole loop, in every chunk, only to add it up after (docs/strategy.md,
+/// "Counts nothing reads").
+fn unread_counts(f: &mut Function) {
+    let read = f.counts_read();
+    for n in f.nests_mut() {
+        n.root.body.visit_mut(&mut |b| {
+            if let Body::Leaf(LoopBody::Filter { count, count_read, .. }, _) = b {
+                *count_read = read.contains(count);
+            }
+        });
+    }
 }
 
 /// Places the one check of the results' room right after the last step

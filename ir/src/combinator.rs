@@ -427,6 +427,8 @@ impl Combinator for Filter {
             count: self.count,
             state: None,
             write: crate::loops::FilterWrite::Branch,
+            // (Until the strategy pass finds nothing reads it.)
+            count_read: true,
         })
     }
     fn print(&self, f: &Function) -> String {

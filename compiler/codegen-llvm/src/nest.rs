@@ -322,6 +322,13 @@ impl<'ctx> VecOf<'ctx> for BasicTypeEnum<'ctx> {
     }
 }
 
+/// Whether a stateful leaf's end binds scalars after its nest: a fold's
+/// results, a filter's count when something reads it (not a scan's
+/// carried values, which are its elements).
+fn binds(l: &LoopBody) -> bool {
+    !matches!(l, LoopBody::Scan { .. } | LoopBody::Filter { count_read: false, .. })
+}
+
 /// The stateful leaves inside `b` (inner loops included) whose state `owner` owns.
 fn owned_by(b: &Body, owner: StateOwner) -> Vec<LoopBody> {
     let mut out = vec![];
@@ -371,7 +378,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         }
         // State the nest owns: fold results and filter counts are scalars now.
         for e in self.run_nest(n, None, &Tables::new(), &ScatterParts::new(), None)? {
-            if !matches!(e.leaf, LoopBody::Scan { .. }) {
+            if binds(&e.leaf) {
                 self.scalars.extend(e.vals);
             }
         }
@@ -646,7 +653,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let rows = Rows { j: j.index, grain: par.grain, cluster: n.cluster, span: n.span };
         let mut by_rows = vec![];
         for e in self.run_nest(n, None, &Tables::new(), &ScatterParts::new(), Some(rows))? {
-            if !matches!(e.leaf, LoopBody::Scan { .. }) {
+            if binds(&e.leaf) {
                 by_rows.extend(e.vals);
             }
         }
@@ -789,7 +796,11 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let leaves: Vec<LoopBody> = n.root.body.leaves().into_iter().cloned().collect();
         self.copy_scatter_dests(&leaves)?;
         let owned = owned_by(&n.root.body, None);
-        let (tables, has) = self.partial_tables(&owned)?;
+        // (A count nothing reads has no table in one pass: no chunk leaves
+        // it, so LLVM drops the cursor where nothing under it needs it. Two
+        // passes carry it from chunk to chunk all the same.)
+        let kept: Vec<LoopBody> = owned.iter().filter(|l| par.two_pass || binds(l) || matches!(l, LoopBody::Scan { .. })).cloned().collect();
+        let (tables, has) = self.partial_tables(&kept)?;
 
         // Chunks of at least `grain` innermost positions and at least
         // 1/MAX_CHUNKS of the root loop; a multiple of CHUNK_QUANTUM when
@@ -898,7 +909,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.scalars.extend(vals);
         }
         for l in &owned {
-            if let LoopBody::Filter { count, .. } = l {
+            if let LoopBody::Filter { count, count_read: true, .. } = l {
                 let v = if par.two_pass {
                     let (slot, t) = tables[count];
                     let ep = unsafe { self.b.build_in_bounds_gep(t, slot, &[i64t.const_int(MAX_CHUNKS + 1, false)], "count")? };
@@ -1427,7 +1438,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                     continue;
                 }
                 let keep = match pass {
-                    Pass::Only => !matches!(e.leaf, LoopBody::Scan { .. }),
+                    Pass::Only => binds(&e.leaf),
                     Pass::Totals => carried(&e.leaf),
                     Pass::Resume => !carried(&e.leaf),
                     Pass::Carry => unreachable!("a carry step runs no loop"),

@@ -133,8 +133,11 @@ pub enum LoopBody {
     /// One element in, zero or one out: `filter`. The kept elements are
     /// numbered by a cursor (the state); `count` is the cursor when the
     /// owner ends. A kept element of `outs` is the element of `reads` it
-    /// passes through.
-    Filter { name: String, reads: Vec<VarId>, p: Lambda, outs: Vec<VarId>, count: VarId, state: StateOwner, write: FilterWrite },
+    /// passes through. `count_read`: whether anything after the nest
+    /// reads the count (`counts_read`); when nothing does (`count unread`)
+    /// the nest does not make it, and a parallel nest keeps no count per
+    /// chunk.
+    Filter { name: String, reads: Vec<VarId>, p: Lambda, outs: Vec<VarId>, count: VarId, state: StateOwner, write: FilterWrite, count_read: bool },
     /// A scan: the carried values are set like a fold's accumulators, and
     /// each element's output is the value after (`scanl`, `scanr`) or
     /// before (`prescanl`) combining the element. `totals`: how a
@@ -734,6 +737,100 @@ impl Function {
             Step::If(b) => b.outputs.clone(),
             Step::CheckRoom | Step::Free(_) => vec![],
         }
+    }
+    /// The filters' counts that something after their nest reads
+    /// (docs/strategy.md, "Counts nothing reads"). A count is read where
+    /// a statement, a worker, a loop's extent, a check, a call, a branch or
+    /// a result names it, or where it is a size of an array that any of
+    /// these names or that is in memory: every array but the elements a
+    /// nest makes and consumes without storing them. Conservative: an
+    /// array named anywhere keeps its sizes' counts.
+    pub fn counts_read(&self) -> IndexSet<VarId> {
+        let mut named: IndexSet<VarId> = IndexSet::new();
+        let ops = |os: &[Operand], named: &mut IndexSet<VarId>| named.extend(os.iter().filter_map(|o| if let Operand::Var(v) = o { Some(*v) } else { None }));
+        let size = |s: &SizeExpr, named: &mut IndexSet<VarId>| match s {
+            SizeExpr::Dim(v, _) | SizeExpr::Scalar(Operand::Var(v)) => {
+                named.insert(*v);
+            }
+            SizeExpr::Scalar(_) => {}
+        };
+        let mut counts: IndexSet<VarId> = IndexSet::new();
+        for step in self.all_steps() {
+            match step {
+                Step::Stmt(s) => named.extend(crate::labelled::stmt_uses(s)),
+                Step::Loop(n) => {
+                    for l in n.loops() {
+                        size(&l.extent, &mut named);
+                    }
+                    for (o, _) in &n.checks {
+                        ops(std::slice::from_ref(o), &mut named);
+                    }
+                    named.extend(n.store_arrays());
+                    named.extend(n.keeps.iter().flat_map(|k| [k.array, k.home]));
+                    for g in &n.labels {
+                        named.insert(g.source);
+                        if let LabelIndex::Arrays(ix) = &g.index {
+                            named.extend(ix.iter().copied());
+                        }
+                    }
+                    let leaves = n.root.body.leaves();
+                    let made: IndexSet<VarId> = leaves.iter().flat_map(|l| l.array_outs()).collect();
+                    for l in &leaves {
+                        match l {
+                            LoopBody::Filter { count, .. } => {
+                                counts.insert(*count);
+                            }
+                            LoopBody::ManyToOne { init, .. } | LoopBody::Scan { init, .. } => ops(init, &mut named),
+                            _ => {}
+                        }
+                        if let Some(lam) = l.lambda() {
+                            named.extend(lam.captures.iter().copied());
+                        }
+                        named.extend(l.memory_reads());
+                        named.extend(l.reads().iter().filter(|r| !made.contains(*r)).copied());
+                    }
+                }
+                Step::Call(c) => {
+                    ops(&c.args, &mut named);
+                    named.extend(c.outputs.iter().copied());
+                    named.extend(c.arrays.iter().flat_map(|(vs, n)| vs.iter().copied().chain([*n])));
+                    for (v, _, s) in &c.checks {
+                        named.insert(*v);
+                        size(s, &mut named);
+                    }
+                }
+                Step::If(b) => {
+                    ops(std::slice::from_ref(&b.cond), &mut named);
+                    ops(&b.then_results, &mut named);
+                    ops(&b.els_results, &mut named);
+                    named.extend(b.outputs.iter().copied());
+                    for (v, _, s) in &b.checks {
+                        named.insert(*v);
+                        size(s, &mut named);
+                    }
+                }
+                Step::CheckRoom => {}
+                Step::Free(vs) => named.extend(vs.iter().copied()),
+            }
+        }
+        for l in self.params.iter().chain(&self.results) {
+            ops(std::slice::from_ref(&l.value), &mut named);
+        }
+        named.extend(self.staged.iter().copied());
+        for group in &self.same_size {
+            for s in group {
+                size(s, &mut named);
+            }
+        }
+        // The sizes of what is named, and of that (a size is a scalar or a
+        // named array's dimension, so one round reaches every count).
+        let mut read: IndexSet<VarId> = counts.iter().filter(|c| named.contains(*c)).copied().collect();
+        for (a, dims) in self.sizes.iter().map(|(a, d)| (a, d.as_slice())).chain(self.capacity.iter().map(|(a, c)| (a, std::slice::from_ref(c)))) {
+            if named.contains(a) {
+                read.extend(dims.iter().filter_map(|d| if let SizeExpr::Scalar(Operand::Var(v)) = d { Some(*v) } else { None }).filter(|v| counts.contains(v)));
+            }
+        }
+        read
     }
     /// Every array a step names: reads, makes, passes or frees (a branch's
     /// steps' arrays included), in first mention order.

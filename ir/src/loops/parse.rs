@@ -564,8 +564,13 @@ impl Parser {
                 };
                 self.expect(",")?;
                 let state = self.state()?;
+                let count_read = !self.eat(",");
+                if !count_read {
+                    self.expect("count")?;
+                    self.expect("unread")?;
+                }
                 self.expect("]")?;
-                LoopBody::Filter { name, reads, p: self.lambda()?, outs, count, state, write }
+                LoopBody::Filter { name, reads, p: self.lambda()?, outs, count, state, write, count_read }
             }
             "Scan" => {
                 let outs = self.typed_in("(", ")")?;

@@ -140,21 +140,22 @@ impl P<'_> {
                 );
                 self.lambda(head, op, indent);
             }
-            LoopBody::Filter { name, reads, p, outs, count, state, write } => {
+            LoopBody::Filter { name, reads, p, outs, count, state, write, count_read } => {
                 let w = match write {
                     FilterWrite::Branch => "branch".to_string(),
                     FilterWrite::Compact => "compact".to_string(),
                     FilterWrite::Compress(w) => format!("compress {}", w),
                 };
                 let head = format!(
-                    "{}Filter {:?}: ({}) <- ({}), count {} [{}, {}]",
+                    "{}Filter {:?}: ({}) <- ({}), count {} [{}, {}{}]",
                     prefix,
                     name,
                     self.typed_vars(outs),
                     self.vars(reads),
                     self.typed(*count),
                     w,
-                    self.state(state)
+                    self.state(state),
+                    if *count_read { "" } else { ", count unread" }
                 );
                 self.lambda(head, p, indent);
             }

@@ -340,6 +340,17 @@ pub fn verify(f: &Function) -> Result<(), String> {
             return Err(format!("fn {} calls vector math in {}-bit vectors; libmvec has 128-, 256- and 512-bit variants", f.name, bits));
         }
     }
+    // A nest makes no count marked unread: nothing may read one.
+    let read = f.counts_read();
+    for n in f.nests() {
+        for l in n.root.body.leaves() {
+            if let LoopBody::Filter { name, count, count_read: false, .. } = l {
+                if read.contains(count) {
+                    return Err(format!("cluster {}: '{}' says nothing reads its count %{}, but something after the nest does", n.cluster, name, f.var_name(*count)));
+                }
+            }
+        }
+    }
     let mut in_memory: IndexSet<VarId> = f.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
     for g in &f.same_size {
         for d in g {
