@@ -22,19 +22,27 @@ pub fn trees(f: &Function, g: &DepGraph, c: &Clustering) -> Vec<FusionTree> {
     let ord = afc_ir::cluster::orders(f, g, c).expect("clusterings are checked before fusion trees are built");
     let label_of: std::collections::HashMap<u32, NodeId> = g.gather_label.iter().map(|(n, l)| (*l, *n)).collect();
     let descent = g.sizes.descent();
+    let cluster_of = c.cluster_of();
+    // Each node's place in its own cluster's schedule (a node is in one
+    // cluster, so one table serves them all).
+    let mut rank = vec![0usize; f.nodes.len()];
     c.clusters
         .iter()
-        .map(|members| {
+        .enumerate()
+        .map(|(cluster, members)| {
             let ms = schedule(g, members, &ord, &label_of);
             let sizes = &g.sizes;
             let root = ms
                 .iter()
                 .filter(|n| ord[n.0 as usize] <= 1)
                 .map(|n| sizes.of_node(*n))
-                .min_by_key(|s| (sizes.depth(*s), s.0))
+                .min_by_key(|s| (descent.depth(*s), s.0))
                 .unwrap();
-            let rank = ms.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-            let cx = Ctx { f, g, manifest: &manifest, ord: &ord, label_of: &label_of, descent: &descent, rank };
+            for (i, n) in ms.iter().enumerate() {
+                rank[n.0 as usize] = i;
+            }
+            let place = std::cell::RefCell::new(vec![NOWHERE; ms.len()]);
+            let cx = Ctx { f, g, manifest: &manifest, ord: &ord, label_of: &label_of, descent: &descent, rank: &rank, cluster, cluster_of: &cluster_of, place };
             level(&cx, &ms, &[root])
         })
         .collect()
@@ -47,9 +55,18 @@ struct Ctx<'a> {
     ord: &'a [u32],
     label_of: &'a std::collections::HashMap<u32, NodeId>,
     descent: &'a Descent,
-    /// Each member's place in schedule order.
-    rank: HashMap<NodeId, usize>,
+    /// Each member's place in schedule order (by node id; a node of
+    /// another cluster has its place in that one's).
+    rank: &'a [usize],
+    cluster: usize,
+    cluster_of: &'a afc_ir::cluster::ClusterOf,
+    /// `chain`'s scratch, by place in schedule order: the first item (and
+    /// index among its nodes) of the level being chained that holds the
+    /// member, `NOWHERE` outside that call.
+    place: std::cell::RefCell<Vec<(usize, usize)>>,
 }
+
+const NOWHERE: (usize, usize) = (usize::MAX, 0);
 
 impl Ctx<'_> {
     /// The shape a member runs at: its own, or for a node evaluated at a
@@ -62,7 +79,10 @@ impl Ctx<'_> {
         self.g.sizes.node_shape(n)
     }
     fn pos(&self, n: NodeId) -> usize {
-        self.rank[&n]
+        self.rank[n.0 as usize]
+    }
+    fn member(&self, n: NodeId) -> bool {
+        self.cluster_of.get(&n) == Some(&self.cluster)
     }
 }
 
@@ -155,7 +175,7 @@ fn level(cx: &Ctx, ms: &[NodeId], prefix: &[SizeId]) -> FusionTree {
                 ms.iter().copied().filter(|m| cx.shape(*m).len() == 1 && *m != *n && cx.descent.within(cx.shape(*m)[0], sub)).collect();
             if !below.is_empty() {
                 let then = level(cx, &below, &[sub]);
-                let via = reads_of(g, &[*n], &below);
+                let via = reads_of(cx, *n, &below);
                 tree = combine(FusionTree::Leaf(*n), then, via, manifest);
                 nodes.extend(below);
             }
@@ -179,35 +199,58 @@ fn level(cx: &Ctx, ms: &[NodeId], prefix: &[SizeId]) -> FusionTree {
         items.push(Item { node: first, tree: FusionTree::Loop { size, body: Box::new(body) }, nodes: group });
     }
     items.sort_by_key(|i| cx.pos(i.node));
-    chain(g, items, manifest)
+    chain(cx, items)
 }
 
 /// The items in order, each fused with the chain after it through the
 /// arrays it makes that the later items read. Built from the end, and the
 /// arrays found from each node's own edges: a chain of thousands of maps
-/// searched every pair of its nodes and recursed once per item.
-fn chain(g: &DepGraph, items: Vec<Item>, manifest: &IndexSet<VarId>) -> FusionTree {
-    // Each node's places among the items' nodes, in order (item, index).
-    let mut at: HashMap<NodeId, Vec<(usize, usize)>> = HashMap::new();
+/// searched every pair of its nodes and recursed once per item. The
+/// nodes' places are a table by schedule order, not a map built per
+/// level: a filter's item holds every node below it, so in a nest of
+/// thousands of filters each inside the one before every level holds
+/// nearly all of them.
+fn chain(cx: &Ctx, items: Vec<Item>) -> FusionTree {
+    use petgraph::visit::EdgeRef;
+    let g = cx.g;
+    let mut place = cx.place.borrow_mut();
+    // A node in two items (two filters of one sub-rate) has its later
+    // places here.
+    let mut more: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
     for (i, item) in items.iter().enumerate() {
         for (k, n) in item.nodes.iter().enumerate() {
-            at.entry(*n).or_default().push((i, k));
+            let r = cx.pos(*n);
+            if place[r] == NOWHERE {
+                place[r] = (i, k);
+            } else {
+                more.entry(r).or_default().push((i, k));
+            }
         }
     }
     // For item i, the arrays its nodes make that a later item's nodes
     // read: for each of its nodes, the consumers in the later items'
-    // order (as `reads_of` lists them).
-    let vias: Vec<Vec<VarId>> = items
+    // order (as `reads_of` lists them). The last item has no later one.
+    let last = items.len().checked_sub(1).expect("a level has an item");
+    let mut vias: Vec<Vec<VarId>> = items[..last]
         .iter()
         .enumerate()
         .map(|(i, item)| {
             let mut via = vec![];
             for a in &item.nodes {
-                let mut later: Vec<((usize, usize), NodeId)> =
-                    g.consumers(*a).filter_map(|b| at.get(&b).and_then(|p| p.iter().find(|(j, _)| *j > i)).map(|p| (*p, b))).collect();
-                later.sort_unstable();
-                for (_, b) in later {
-                    for v in g.edge(*a, b).map(|e| e.vars.as_slice()).unwrap_or_default() {
+                // (One edge per consumer: the graph merges a second.)
+                let mut later: Vec<((usize, usize), &[VarId])> = g
+                    .graph
+                    .edges(DepGraph::idx(*a))
+                    .filter(|e| cx.member(g.graph[e.target()]))
+                    .filter_map(|e| {
+                        let r = cx.pos(g.graph[e.target()]);
+                        let p = std::iter::once(&place[r]).chain(more.get(&r).into_iter().flatten()).find(|(j, _)| *j > i && *j != NOWHERE.0)?;
+                        Some((*p, e.weight().vars.as_slice()))
+                    })
+                    .collect();
+                later.sort_unstable_by_key(|(p, _)| *p);
+                for (_, vars) in later {
+                    for v in vars {
                         if !via.contains(v) {
                             via.push(*v);
                         }
@@ -217,6 +260,14 @@ fn chain(g: &DepGraph, items: Vec<Item>, manifest: &IndexSet<VarId>) -> FusionTr
             via
         })
         .collect();
+    vias.push(vec![]);
+    for item in &items {
+        for n in &item.nodes {
+            place[cx.pos(*n)] = NOWHERE;
+        }
+    }
+    drop(place);
+    let manifest = cx.manifest;
     let mut from_end = items.into_iter().zip(vias).rev();
     let (last, _) = from_end.next().expect("a level has an item");
     from_end.fold(last.tree, |then, (item, via)| combine(item.tree, then, via, manifest))
@@ -232,17 +283,25 @@ fn combine(first: FusionTree, then: FusionTree, via: Vec<VarId>, manifest: &Inde
     }
 }
 
-/// The arrays `from`'s nodes produce that `to`'s nodes stream.
-fn reads_of(g: &DepGraph, from: &[NodeId], to: &[NodeId]) -> Vec<VarId> {
+/// The arrays `n` makes that the members `to` (in schedule order) read,
+/// in their order: from `n`'s edges, not a lookup per member (a filter's
+/// members are everything under it, thousands in a deep nest).
+fn reads_of(cx: &Ctx, n: NodeId, to: &[NodeId]) -> Vec<VarId> {
+    use petgraph::visit::EdgeRef;
+    let g = cx.g;
+    let mut found: Vec<(usize, &[VarId])> = g
+        .graph
+        .edges(DepGraph::idx(n))
+        .map(|e| (g.graph[e.target()], e.weight().vars.as_slice()))
+        .filter(|(b, _)| cx.member(*b) && to.binary_search_by_key(&cx.pos(*b), |m| cx.pos(*m)).is_ok())
+        .map(|(b, vars)| (cx.pos(b), vars))
+        .collect();
+    found.sort_unstable_by_key(|(p, _)| *p);
     let mut via = vec![];
-    for a in from {
-        for b in to {
-            if let Some(e) = g.edge(*a, *b) {
-                for v in &e.vars {
-                    if !via.contains(v) {
-                        via.push(*v);
-                    }
-                }
+    for (_, vars) in found {
+        for v in vars {
+            if !via.contains(v) {
+                via.push(*v);
             }
         }
     }

@@ -347,7 +347,7 @@ fn stream(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vector_bits: u32, vars:
         Body::When { .. } | Body::For(_) => simple = false,
         _ => {}
     });
-    if !simple || work(&n.root.body) > COMPACT_MAX_WORK {
+    if !simple || work(&n.root.body, COMPACT_MAX_WORK) > COMPACT_MAX_WORK {
         return;
     }
     let bytes: u64 = n.stores.iter().map(|s| vars[s.array.0 as usize].ty.prim().bytes()).sum();
@@ -453,7 +453,7 @@ fn parallel(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::label
             l => l.state() == Some(None) && l.state_vars().iter().any(float),
         });
     if !strict && loops::parallel_blocker(vars, n).is_none() {
-        let grain = cfg.grain.unwrap_or_else(|| (CHUNK_WORK / work(&n.root.body).max(1) as u64).clamp(256, 65536));
+        let grain = cfg.grain.unwrap_or_else(|| (CHUNK_WORK / work(&n.root.body, u32::MAX).max(1) as u64).clamp(256, 65536));
         let partials = n.root.body.leaves().iter().any(|l| matches!(l, LoopBody::Scatter { .. }));
         let two_pass = loops::two_pass(n);
         let aligned = aligned_chunks(n, grain);
@@ -605,7 +605,10 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
     });
     l.body.visit_mut(&mut |b| {
         if let Body::When { filter, then, .. } = b {
-            let compact = unguarded_safe(f, then) && work(then) <= COMPACT_MAX_WORK;
+            // (The cheap, bounded question first: asked of every filter of a
+            // nest of thousands, each walking everything under it was
+            // quadratic in the nesting.)
+            let compact = work(then, COMPACT_MAX_WORK) <= COMPACT_MAX_WORK && unguarded_safe(f, then);
             if let Body::Leaf(LoopBody::Filter { write, .. }, _) = &mut **filter {
                 *write = if compact { FilterWrite::Compact } else { FilterWrite::Branch };
             }
@@ -790,12 +793,24 @@ fn unguarded_safe(f: &Function, b: &Body) -> bool {
 }
 
 /// A rough count of the operations a body does per element: one per
-/// statement, more for divisions and calls into the math library.
-fn work(b: &Body) -> u32 {
-    let mut total = 0;
-    for l in b.leaves() {
-        total += 1 + l.lambda().map(|lam| stmts_work(&lam.body.stmts)).unwrap_or(0);
+/// statement, more for divisions and calls into the math library. Counts
+/// no further once past `cap` (any answer over it says as much).
+fn work(b: &Body, cap: u32) -> u32 {
+    fn walk(b: &Body, cap: u32, total: &mut u32) {
+        if *total > cap {
+            return;
+        }
+        match b {
+            Body::Leaf(l, _) => *total = total.saturating_add(1 + l.lambda().map(|lam| stmts_work(&lam.body.stmts)).unwrap_or(0)),
+            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) | Body::When { filter: first, then, .. } => {
+                walk(first, cap, total);
+                walk(then, cap, total);
+            }
+            Body::For(l) => walk(&l.body, cap, total),
+        }
     }
+    let mut total = 0;
+    walk(b, cap, &mut total);
     total
 }
 

@@ -35,9 +35,14 @@ pub type Shape = Vec<SizeId>;
 pub struct Descent {
     enter: Vec<u32>,
     exit: Vec<u32>,
+    depth: Vec<u32>,
 }
 
 impl Descent {
+    /// `Sizes::depth`, without the walk up.
+    pub fn depth(&self, s: SizeId) -> usize {
+        self.depth[s.0 as usize] as usize
+    }
     /// Whether `s` is `root` or lies below it in the transducer forest.
     pub fn within(&self, s: SizeId, root: SizeId) -> bool {
         let (e, r) = (self.enter[s.0 as usize], root.0 as usize);
@@ -109,7 +114,7 @@ impl Sizes {
                 None => roots.push(s as u32),
             }
         }
-        let (mut enter, mut exit) = (vec![0; n], vec![0; n]);
+        let (mut enter, mut exit, mut depth) = (vec![0; n], vec![0; n], vec![0; n]);
         let mut clock = 0;
         // (size, whether its children were pushed): an explicit stack, as
         // the forest may be thousands deep.
@@ -122,9 +127,12 @@ impl Sizes {
             enter[s as usize] = clock;
             clock += 1;
             stack.push((s, true));
+            for c in &children[s as usize] {
+                depth[*c as usize] = depth[s as usize] + 1;
+            }
             stack.extend(children[s as usize].iter().rev().map(|c| (*c, false)));
         }
-        Descent { enter, exit }
+        Descent { enter, exit, depth }
     }
     /// Depth in the transducer forest.
     pub fn depth(&self, s: SizeId) -> usize {
@@ -313,6 +321,7 @@ mod tests {
         };
         let d = sizes.descent();
         for a in 0..5 {
+            assert_eq!(d.depth(s(a)), sizes.depth(s(a)), "depth of n{}", a);
             for root in 0..5 {
                 assert_eq!(d.within(s(a), s(root)), walk(s(a), s(root)), "n{} within n{}", a, root);
             }
