@@ -149,11 +149,6 @@ impl DepGraph {
             None
         }
     }
-    /// The nodes `a` has an edge to (each once, in no particular order).
-    pub fn consumers(&self, a: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        let mut seen = IndexSet::new();
-        self.graph.neighbors(Self::idx(a)).map(|i| self.graph[i]).filter(move |b| seen.insert(*b))
-    }
     pub fn edge(&self, a: NodeId, b: NodeId) -> Option<&Edge> {
         find_edge(&self.graph, Self::idx(a), Self::idx(b)).map(|e| &self.graph[e])
     }

@@ -799,7 +799,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // (A count nothing reads has no table in one pass: no chunk leaves
         // it, so LLVM drops the cursor where nothing under it needs it. Two
         // passes carry it from chunk to chunk all the same.)
-        let kept: Vec<LoopBody> = owned.iter().filter(|l| par.two_pass || binds(l) || matches!(l, LoopBody::Scan { .. })).cloned().collect();
+        let kept: Vec<LoopBody> = owned.iter().filter(|l| par.two_pass || !matches!(l, LoopBody::Filter { count_read: false, .. })).cloned().collect();
         let (tables, has) = self.partial_tables(&kept)?;
 
         // Chunks of at least `grain` innermost positions and at least
