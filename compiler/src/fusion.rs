@@ -42,7 +42,7 @@ pub fn trees(f: &Function, g: &DepGraph, c: &Clustering) -> Vec<FusionTree> {
                 rank[n.0 as usize] = i;
             }
             let place = std::cell::RefCell::new(vec![NOWHERE; ms.len()]);
-            let cx = Ctx { f, g, manifest: &manifest, ord: &ord, label_of: &label_of, descent: &descent, rank: &rank, cluster, cluster_of: &cluster_of, place };
+            let cx = Ctx { f, g, manifest: &manifest, ord: &ord, label_of: &label_of, descent, rank: &rank, cluster, cluster_of: &cluster_of, place };
             level(&cx, &ms, &[root])
         })
         .collect()

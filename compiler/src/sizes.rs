@@ -298,5 +298,5 @@ fn assemble(it: Iteration, classes: &[SizeOrigin], of_array: &IndexMap<VarId, Ve
         transducer[s.0 as usize] = Some(n);
     }
     let bodies = it.bodies.into_iter().map(|(n, bs)| (n, bs.into_iter().map(|b| assemble(b, classes, of_array, returned)).collect())).collect();
-    Sizes { classes: classes.to_vec(), of_array: of_array.clone(), iteration: it.shapes, transducer, returned: returned.to_vec(), bodies }
+    Sizes::new(classes.to_vec(), of_array.clone(), it.shapes, transducer, returned.to_vec(), bodies)
 }

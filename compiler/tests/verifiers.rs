@@ -2,9 +2,10 @@
 //! program, breaks it one way (a dangling id, a read before its write, a
 //! backwards edge making a cycle, an edge that goes missing, a node in no
 //! cluster, a fusion-preventing edge inside a cluster, clusters out of
-//! order, a tree with a missing or repeated leaf, a tree that runs a
-//! consumer before its producer, independent parts that are not) and checks
-//! that the verifier says so. The loop IR's are in
+//! order, a cluster running at a filter's sub-rate without the filter, a
+//! tree with a missing or repeated leaf, a tree that runs a consumer
+//! before its producer, independent parts that are not) and checks that
+//! the verifier says so. The loop IR's are in
 //! testsuite/loops/verifier-rejects.test, on its text form.
 
 mod common;
@@ -140,6 +141,29 @@ fn clustering_fuses_a_preventing_edge() {
     s.clustering.clusters = vec![all];
     s.clustering.orders.clear();
     fails_with(afc_ir::cluster::verify(&s.labelled, &s.graph, &s.clustering), "fusion-preventing edge");
+}
+
+/// Filters of filters: `c` runs at `b`'s sub-rate, `sc` at `c`'s.
+const FILTERS: &str = "export fn nest(xs: [f64]) -> (f64, f64) {
+    let a = filter(|x| x > 0.0, xs);
+    let sa = fold((+), 0.0, a);
+    let b = filter(|x| x > 1.0, xs);
+    let c = filter(|x| x > 2.0, b);
+    let sc = fold((+), 0.0, c);
+    (sa, sc)
+}";
+
+#[test]
+fn clustering_runs_at_a_filters_sub_rate_without_it() {
+    let mut s = stages(FILTERS);
+    assert_eq!(s.clustering.clusters.len(), 1, "the filters fuse");
+    // `b` alone, before the rest (it reads only `xs`): `c` and `sc` still
+    // run at its sub-rate, and `sa`'s walk up, which passes `a`'s size
+    // first, must not end theirs.
+    let b = s.clustering.clusters[0].iter().copied().find(|n| s.labelled.node(*n).name == "b").unwrap();
+    s.clustering.clusters[0].retain(|n| *n != b);
+    s.clustering.clusters.insert(0, vec![b]);
+    fails_with(afc_ir::cluster::verify(&s.labelled, &s.graph, &s.clustering), "'c' runs at the sub-rate of filter 'b', which is not in the cluster");
 }
 
 // ---------------------------------------------------------------- fusion tree

@@ -515,23 +515,31 @@ fn cluster_rules<'x>(f: &Function, g: &DepGraph, i: usize, members: &[NodeId], o
     // papers/000 §1.3.6: iteration sizes may differ only down the
     // transducer forest, with every transducer on the way in the cluster.
     let sizes = &g.sizes;
+    let descent = sizes.descent();
     // Nodes evaluated at a gather's indices run at the gather's rate.
     let rated = || members.iter().copied().filter(|n| ord[n.0 as usize] <= 1);
-    let Some(root) = rated().map(|n| sizes.of_node(n)).min_by_key(|s| (sizes.depth(*s), s.0)) else {
+    let Some(root) = rated().map(|n| sizes.of_node(n)).min_by_key(|s| (descent.depth(*s), s.0)) else {
         return Err(format!("cluster {} has no loop of its own", i));
     };
+    // Down the transducer forest: first whether each node's size reaches
+    // the root, then its transducers. A size passed on the way is marked
+    // and ends later walks, which would find what this one did: each path
+    // is walked once, not once per node below it (nested filters thousands
+    // deep made that quadratic).
+    marks.fresh(sizes.transducer.len());
     for n in rated() {
-        // Down the transducer forest: first whether the node's size
-        // reaches the root, then its transducers.
         let mut s = sizes.of_node(n);
-        while s != root {
+        while s != root && marks.insert(s.0 as usize) {
             match sizes.transducer[s.0 as usize] {
                 Some(t) => s = sizes.of_node(t),
                 None => return Err(format!("cluster {} mixes unrelated iteration sizes ('{}')", i, f.node(n).name)),
             }
         }
+    }
+    marks.fresh(sizes.transducer.len());
+    for n in rated() {
         let mut s = sizes.of_node(n);
-        while s != root {
+        while s != root && marks.insert(s.0 as usize) {
             let t = sizes.transducer[s.0 as usize].expect("the path reaches the root");
             if !of_it(t) {
                 return Err(format!("cluster {}: '{}' runs at the sub-rate of filter '{}', which is not in the cluster", i, f.node(n).name, f.node(t).name));

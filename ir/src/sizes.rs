@@ -8,6 +8,7 @@
 use crate::labelled::{Function, NodeId, Operand, VarId};
 use indexmap::IndexMap;
 use std::fmt::Write;
+use std::sync::OnceLock;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SizeId(pub u32);
@@ -67,9 +68,14 @@ pub struct Sizes {
     /// The sizes of each `if`'s branches (then, else): the same classes and
     /// arrays, their own nodes' iteration shapes and filters.
     pub bodies: IndexMap<NodeId, Vec<Sizes>>,
+    /// `descent()`, numbered on first use.
+    descent: OnceLock<Descent>,
 }
 
 impl Sizes {
+    pub fn new(classes: Vec<SizeOrigin>, of_array: IndexMap<VarId, Shape>, iteration: Vec<Shape>, transducer: Vec<Option<NodeId>>, returned: Vec<VarId>, bodies: IndexMap<NodeId, Vec<Sizes>>) -> Sizes {
+        Sizes { classes, of_array, iteration, transducer, returned, bodies, descent: OnceLock::new() }
+    }
     /// The size of an array's dimension 0.
     pub fn of(&self, v: VarId) -> SizeId {
         self.of_array[&v][0]
@@ -103,8 +109,12 @@ impl Sizes {
     }
     /// The transducer forest numbered once, so that whether one size lies
     /// below another is answered without walking the path between them (a
-    /// chain of thousands of nested filters made that walk cubic).
-    pub fn descent(&self) -> Descent {
+    /// chain of thousands of nested filters made that walk cubic); once,
+    /// on first use.
+    pub fn descent(&self) -> &Descent {
+        self.descent.get_or_init(|| self.number())
+    }
+    fn number(&self) -> Descent {
         let n = self.transducer.len();
         let mut children: Vec<Vec<u32>> = vec![vec![]; n];
         let mut roots = vec![];
@@ -136,13 +146,7 @@ impl Sizes {
     }
     /// Depth in the transducer forest.
     pub fn depth(&self, s: SizeId) -> usize {
-        let mut d = 0;
-        let mut s = s;
-        while let Some(p) = self.parent(s) {
-            d += 1;
-            s = p;
-        }
-        d
+        self.descent().depth(s)
     }
     /// The compatible concestors of two nodes (papers/000 Fig. 1.8): the
     /// most recent pair of ancestors (each a node or one of its ancestor
@@ -296,20 +300,20 @@ pub fn verify(f: &Function, s: &Sizes) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    /// `Descent::within` against a walk up the forest, on every pair of a
+    /// `Descent::within` and `depth` against a walk up the forest, on every pair of a
     /// forest of two trees: n0 ← n1 ← n2 and n0 ← n3 (filters f0, f1, f2
     /// at n0, n1, n0), and n4 alone.
     #[test]
     fn descent_answers_as_the_walk_up_the_forest() {
         let s = |i: u32| SizeId(i);
-        let sizes = Sizes {
-            classes: vec![SizeOrigin::Unknown; 5],
-            of_array: IndexMap::new(),
-            iteration: vec![vec![s(0)], vec![s(1)], vec![s(0)]],
-            transducer: vec![None, Some(NodeId(0)), Some(NodeId(1)), Some(NodeId(2)), None],
-            returned: vec![],
-            bodies: IndexMap::new(),
-        };
+        let sizes = Sizes::new(
+            vec![SizeOrigin::Unknown; 5],
+            IndexMap::new(),
+            vec![vec![s(0)], vec![s(1)], vec![s(0)]],
+            vec![None, Some(NodeId(0)), Some(NodeId(1)), Some(NodeId(2)), None],
+            vec![],
+            IndexMap::new(),
+        );
         let walk = |mut a: SizeId, root: SizeId| loop {
             if a == root {
                 return true;
@@ -319,9 +323,16 @@ mod tests {
                 None => return false,
             }
         };
+        let up = |mut a: SizeId| {
+            let mut d = 0;
+            while let Some(p) = sizes.parent(a) {
+                (d, a) = (d + 1, p);
+            }
+            d
+        };
         let d = sizes.descent();
         for a in 0..5 {
-            assert_eq!(d.depth(s(a)), sizes.depth(s(a)), "depth of n{}", a);
+            assert_eq!(d.depth(s(a)), up(s(a)), "depth of n{}", a);
             for root in 0..5 {
                 assert_eq!(d.within(s(a), s(root)), walk(s(a), s(root)), "n{} within n{}", a, root);
             }

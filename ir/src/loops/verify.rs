@@ -982,13 +982,35 @@ impl<'a> StartDependent<'a> {
 /// sub-rate, are stored at its cursor. A filter that only feeds folds needs
 /// no start: its per-chunk counts are summed like a fold's partials.
 pub fn two_pass(n: &LoopNest) -> bool {
-    let stored = |ls: &[&LoopBody]| ls.iter().any(|l| l.array_outs().iter().any(|o| n.stored(*o)));
+    // One walk up from the leaves, each body answering whether it stores
+    // anything: asking that of every filter's subtree anew was quadratic
+    // in filters nested thousands deep.
+    fn stores(n: &LoopNest, b: &Body, need: &mut bool) -> bool {
+        match b {
+            Body::Leaf(l, _) => {
+                let stores = l.array_outs().iter().any(|o| n.stored(*o));
+                match l {
+                    LoopBody::Scan { state: None, .. } => *need = true,
+                    LoopBody::Filter { state: None, .. } => *need |= stores,
+                    _ => {}
+                }
+                stores
+            }
+            Body::When { filter, then, .. } => {
+                let (kept, under) = (stores(n, filter, need), stores(n, then, need));
+                if matches!(&**filter, Body::Leaf(LoopBody::Filter { state: None, .. }, _)) {
+                    *need |= under;
+                }
+                kept || under
+            }
+            Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => {
+                let first = stores(n, first, need);
+                stores(n, then, need) || first
+            }
+            Body::For(l) => stores(n, &l.body, need),
+        }
+    }
     let mut need = false;
-    n.root.body.visit(&mut |b| match b {
-        Body::Leaf(LoopBody::Scan { state: None, .. }, _) => need = true,
-        Body::Leaf(l @ LoopBody::Filter { state: None, .. }, _) => need |= stored(&[l]),
-        Body::When { filter, then, .. } if matches!(&**filter, Body::Leaf(LoopBody::Filter { state: None, .. }, _)) => need |= stored(&then.leaves()),
-        _ => {}
-    });
+    stores(n, &n.root.body, &mut need);
     need
 }
