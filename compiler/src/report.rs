@@ -38,8 +38,8 @@ enum Why {
 /// The edge model split into its independent parts, with the chosen
 /// clustering's values: fixing an edge changes its own part only, so the
 /// question is asked of that part, the rest staying as chosen.
-struct Asked {
-    parts: Vec<Part>,
+struct Asked<'m> {
+    parts: Vec<Part<'m>>,
     /// Each variable's part, and its index there.
     at: Vec<(usize, usize)>,
     values: Vec<f64>,
@@ -48,8 +48,8 @@ struct Asked {
     candidates: Vec<(NodeId, NodeId)>,
 }
 
-impl Asked {
-    fn new(f: &Function, g: &DepGraph, m: &Model, c: &Clustering) -> Asked {
+impl<'m> Asked<'m> {
+    fn new(f: &Function, g: &DepGraph, m: &'m Model, c: &Clustering) -> Asked<'m> {
         let parts = m.lp.parts();
         let mut at = vec![(0, 0); m.lp.vars.len()];
         for (k, part) in parts.iter().enumerate() {
@@ -198,7 +198,7 @@ fn with_edge_fused(f: &Function, g: &DepGraph, m: &Model, asked: &Asked, a: Node
     }
     // The other parts cost what they cost in the chosen clustering.
     let rest = asked.chosen - part.lp.value_of(&part.restrict(&asked.values));
-    let mut lp = part.lp.clone();
+    let mut lp = part.lp.clone().into_owned();
     lp.row(format!("report_fuse_{}_{}", a.0, b.0), vec![(LpVar(local), 1.0)], 0.0, 0.0);
     let solve = |lp: &mut Lp| crate::cluster::solve_rounds(cfg, None, lp, &mut None, None, |_| vec![], |_| None);
     let fused = solve(&mut lp);

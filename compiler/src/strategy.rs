@@ -21,6 +21,7 @@
 use afc_ir::labelled::{Builtin, Rhs, Stmt, VarId};
 use afc_ir::loops::{self, reorderable, Accumulate, Body, FilterWrite, Function, Loop, LoopBody, Step};
 use indexmap::IndexSet;
+use std::collections::HashMap;
 
 /// What the strategies need to know of the target.
 #[derive(Clone, Debug)]
@@ -626,7 +627,8 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
             contended |= !(cfg.cpu.compress_bits >= 512 && matches!(write, FilterWrite::Compress(_)));
         }
     });
-    let mut plans: Vec<(VarId, Accumulate)> = vec![];
+    // By each fold's first result: a loop may hold thousands of folds.
+    let mut plans: HashMap<VarId, Accumulate> = HashMap::new();
     visit_level(&l.body, false, &mut |leaf, guarded| {
         if let LoopBody::ManyToOne { op, reads, results, .. } = leaf {
             let float = results.iter().any(|r| prim(*r).is_float());
@@ -645,14 +647,14 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
             if !matches!(how, Accumulate::Chain) {
                 wanted = wanted.max(k);
             }
-            plans.push((results[0], how));
+            plans.entry(results[0]).or_insert(how);
         }
     });
     l.unroll = if wanted > 1 { wanted } else { 1 };
     let k = l.unroll;
     visit_level_mut(&mut l.body, &mut |leaf| {
         if let LoopBody::ManyToOne { results, acc, .. } = leaf {
-            if let Some((_, how)) = plans.iter().find(|(r, _)| *r == results[0]) {
+            if let Some(how) = plans.get(&results[0]) {
                 *acc = match how {
                     Accumulate::Lanes(_) => Accumulate::Lanes(k),
                     Accumulate::Tree(_) => Accumulate::Tree(k),
@@ -843,7 +845,10 @@ fn pairs(b: &Body) -> bool {
         Body::When { .. } | Body::For(_) => stateless = false,
         _ => {}
     });
-    stateless && reads.iter().any(|(v, o)| reads.iter().any(|(w, p)| v == w && o != p))
+    // Some array read in both orders (by each array's first order, not
+    // every pair of reads: a loop may read one array thousands of times).
+    let mut first: HashMap<VarId, u32> = HashMap::new();
+    stateless && reads.iter().any(|(v, o)| *first.entry(*v).or_insert(*o) != *o)
 }
 
 #[cfg(test)]

@@ -36,12 +36,13 @@ pub struct Lp {
 /// One independent part of a program (`Lp::parts`): a program of its
 /// own over some of the variables, `vars[i]` being its variable `i`.
 #[derive(Clone, Debug)]
-pub struct Part {
-    pub lp: Lp,
+pub struct Part<'a> {
+    /// Borrowed when the program is all one part.
+    pub lp: std::borrow::Cow<'a, Lp>,
     pub vars: Vec<LpVar>,
 }
 
-impl Part {
+impl Part<'_> {
     /// The part's share of a point of the whole program.
     pub fn restrict(&self, whole: &[f64]) -> Vec<f64> {
         self.vars.iter().map(|v| whole[v.0]).collect()
@@ -272,21 +273,25 @@ impl Lp {
     /// share of it is, and the objective is the sum of the parts'
     /// objectives: the optimum is the parts' optima put together. Parts
     /// come in order of their first variable; a variable in no row is a
-    /// part of its own.
-    pub fn parts(&self) -> Vec<Part> {
+    /// part of its own. A program that is one part is that part, not
+    /// a copy (a model of thousands of nodes has a million rows).
+    pub fn parts(&self) -> Vec<Part<'_>> {
         let root = self.part_roots();
+        if root.first().is_some_and(|r| root.iter().all(|q| q == r)) {
+            return vec![Part { lp: std::borrow::Cow::Borrowed(self), vars: (0..self.vars.len()).map(LpVar).collect() }];
+        }
         let mut index: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-        let mut parts: Vec<Part> = vec![];
+        let mut parts: Vec<(Lp, Vec<LpVar>)> = vec![];
         // Where each variable went: (part, its index there).
         let mut at = Vec::with_capacity(self.vars.len());
         for (i, v) in self.vars.iter().enumerate() {
             let k = *index.entry(root[i]).or_insert_with(|| {
-                parts.push(Part { lp: Lp::default(), vars: vec![] });
+                parts.push((Lp::default(), vec![]));
                 parts.len() - 1
             });
-            at.push((k, parts[k].vars.len()));
-            parts[k].vars.push(LpVar(i));
-            parts[k].lp.vars.push(v.clone());
+            at.push((k, parts[k].1.len()));
+            parts[k].1.push(LpVar(i));
+            parts[k].0.vars.push(v.clone());
         }
         let local = |v: LpVar| LpVar(at[v.0].1);
         for r in &self.rows {
@@ -296,12 +301,12 @@ impl Lp {
                 continue;
             }
             let terms = r.terms.iter().map(|(v, c)| (local(*v), *c)).collect();
-            parts[k].lp.rows.push(Row { name: r.name.clone(), terms, lo: r.lo, hi: r.hi });
+            parts[k].0.rows.push(Row { name: r.name.clone(), terms, lo: r.lo, hi: r.hi });
         }
         for (v, c) in &self.objective {
-            parts[at[v.0].0].lp.objective.push((local(*v), *c));
+            parts[at[v.0].0].0.objective.push((local(*v), *c));
         }
-        parts
+        parts.into_iter().map(|(lp, vars)| Part { lp: std::borrow::Cow::Owned(lp), vars }).collect()
     }
 
     /// This program's linear relaxation under `objective`, smaller: a
@@ -397,7 +402,7 @@ impl Lp {
     /// (in their order here), with the objective's terms on those: a
     /// piece of the program the caller chose (`parts` are the pieces no
     /// row joins). Its optimum bounds nothing of the whole's.
-    pub fn sub(&self, keep: impl Fn(&Row) -> bool) -> Part {
+    pub fn sub(&self, keep: impl Fn(&Row) -> bool) -> Part<'static> {
         let mut at: Vec<Option<usize>> = vec![None; self.vars.len()];
         let rows: Vec<&Row> = self.rows.iter().filter(|r| keep(r)).collect();
         for r in &rows {
@@ -405,18 +410,18 @@ impl Lp {
                 at[v.0] = Some(0);
             }
         }
-        let mut part = Part { lp: Lp::default(), vars: vec![] };
+        let (mut lp, mut vars) = (Lp::default(), vec![]);
         for (i, a) in at.iter_mut().enumerate() {
             if a.is_some() {
-                *a = Some(part.vars.len());
-                part.vars.push(LpVar(i));
-                part.lp.vars.push(self.vars[i].clone());
+                *a = Some(vars.len());
+                vars.push(LpVar(i));
+                lp.vars.push(self.vars[i].clone());
             }
         }
         let local = |v: LpVar| LpVar(at[v.0].expect("a kept row's variable is in the piece"));
-        part.lp.rows = rows.iter().map(|r| Row { name: r.name.clone(), terms: r.terms.iter().map(|(v, c)| (local(*v), *c)).collect(), lo: r.lo, hi: r.hi }).collect();
-        part.lp.objective = self.objective.iter().filter(|(v, _)| at[v.0].is_some()).map(|(v, c)| (local(*v), *c)).collect();
-        part
+        lp.rows = rows.iter().map(|r| Row { name: r.name.clone(), terms: r.terms.iter().map(|(v, c)| (local(*v), *c)).collect(), lo: r.lo, hi: r.hi }).collect();
+        lp.objective = self.objective.iter().filter(|(v, _)| at[v.0].is_some()).map(|(v, c)| (local(*v), *c)).collect();
+        Part { lp: std::borrow::Cow::Owned(lp), vars }
     }
 
     /// Checks a candidate assignment against every bound and row.
