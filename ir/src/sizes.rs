@@ -68,7 +68,8 @@ pub struct Sizes {
     /// The sizes of each `if`'s branches (then, else): the same classes and
     /// arrays, their own nodes' iteration shapes and filters.
     pub bodies: IndexMap<NodeId, Vec<Sizes>>,
-    /// `descent()`, numbered on first use.
+    /// `descent()`, numbered on first use: `transducer` and `iteration`,
+    /// which it is made of, are not changed once the sizes are inferred.
     descent: OnceLock<Descent>,
 }
 
