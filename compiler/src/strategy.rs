@@ -166,7 +166,7 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     }
     unread_counts(f);
     place_results(f);
-    let keep: IndexSet<VarId> = f.made_results().into_iter().collect();
+    let keep = f.made_results();
     let steps = std::mem::take(&mut f.steps);
     let steps = place_frees(f, steps, &keep);
     f.steps = steps;
@@ -196,7 +196,7 @@ fn unread_counts(f: &mut Function) {
 fn place_results(f: &mut Function) {
     use afc_ir::labelled::Operand;
     use loops::{SizeExpr, Step};
-    let rooms: Vec<VarId> = f
+    let rooms: IndexSet<VarId> = f
         .results
         .iter()
         .filter_map(|l| match l.value {

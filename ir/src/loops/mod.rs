@@ -701,14 +701,14 @@ impl Function {
         self.all_steps().into_iter().filter_map(|s| if let Step::Call(c) = s { Some(c) } else { None }).collect()
     }
     /// The array results, each once, that this function makes itself
-    /// (not parameters).
-    pub fn made_results(&self) -> Vec<VarId> {
-        let params: Vec<VarId> = self.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
-        let mut out = vec![];
+    /// (not parameters), in order. A set: a function may return thousands.
+    pub fn made_results(&self) -> IndexSet<VarId> {
+        let params: IndexSet<VarId> = self.params.iter().filter_map(|l| if let Operand::Var(v) = l.value { Some(v) } else { None }).collect();
+        let mut out = IndexSet::new();
         for l in &self.results {
             if let Operand::Var(v) = l.value {
-                if self.var(v).ty.is_array() && !params.contains(&v) && !out.contains(&v) {
-                    out.push(v);
+                if self.var(v).ty.is_array() && !params.contains(&v) {
+                    out.insert(v);
                 }
             }
         }

@@ -364,6 +364,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
     // known and before any is written in place; what is made before that
     // is staged.
     let results = f.made_results();
+    let staged: IndexSet<VarId> = f.staged.iter().copied().collect();
     let checks = f.steps.iter().filter(|s| matches!(s, Step::CheckRoom)).count();
     let has_array_results = f.results.iter().any(|l| matches!(l.value, Operand::Var(v) if f.var(v).ty.is_array()));
     if checks != has_array_results as usize {
@@ -376,7 +377,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
             Step::If(b) => (&b.outputs, &b.name),
             _ => continue,
         };
-        if let Some(o) = outputs.iter().find(|o| results.contains(o) && !f.staged.contains(o)) {
+        if let Some(o) = outputs.iter().find(|o| results.contains(*o) && !staged.contains(*o)) {
             return Err(format!("result %{} is made by '{}' in a buffer of its own, but is not staged", f.var_name(*o), name));
         }
     }
@@ -401,7 +402,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
         }
         let defs = f.step_defs(step);
         for d in &defs {
-            if results.contains(d) && !f.staged.contains(d) {
+            if results.contains(d) && !staged.contains(d) {
                 return Err(format!("result %{} is made before its room is checked but is not staged", f.var_name(*d)));
             }
         }
@@ -658,9 +659,12 @@ pub fn rows_blocker(vars: &[VarInfo], n: &LoopNest, j: &Loop) -> Option<String> 
     for l in root.body.leaves() {
         made.extend(l.array_outs());
     }
+    // (Only asked whether it holds an array: `swap_remove` keeps no order
+    // but takes constant time, where a row of thousands of maps made
+    // `shift_remove` quadratic.)
     for l in j.body.leaves() {
         for o in l.array_outs() {
-            made.shift_remove(&o);
+            made.swap_remove(&o);
         }
     }
     for l in j.body.leaves() {
