@@ -201,7 +201,7 @@ impl<'a> Merging<'a> {
         if !self.passes(&joined) {
             return false;
         }
-        self.absorb(a, b, Some(joined));
+        self.absorb(&[ra, rb], joined);
         // The new order of the window from x to y: what x reaches there
         // (`reached`) after the joined cluster, the rest before it (no
         // cluster both reaches y and is reached from x: that was checked).
@@ -262,11 +262,13 @@ impl<'a> Merging<'a> {
         for (i, r) in roots.iter().enumerate() {
             made.entry(joins.find(i)).or_default().push(*r);
         }
+        let mut joined_all = vec![];
         for parts in made.values().filter(|p| p.len() > 1) {
             let joined = self.members_of(parts);
             if !self.passes(&joined) {
                 return false;
             }
+            joined_all.push(joined);
         }
         // Acyclic: Kahn's algorithm over the clusters, the joined ones as
         // one, in the window of `order` the block's clusters span (a cycle
@@ -317,8 +319,12 @@ impl<'a> Merging<'a> {
         if !acyclic {
             return false;
         }
-        for (a, b) in block {
-            self.absorb(*a, *b, None);
+        // Each cluster made at once, not pair by pair: a block that joins
+        // thousands of clusters into one would move the growing cluster's
+        // members and neighbours once per pair (a fifth of the time of an
+        // array read by thousands).
+        for (parts, joined) in made.values().filter(|p| p.len() > 1).zip(joined_all) {
+            self.absorb(parts, joined);
         }
         for c in seq.iter_mut() {
             *c = self.groups.find(*c);
@@ -327,21 +333,25 @@ impl<'a> Merging<'a> {
         true
     }
 
-    /// Merges the clusters of `a` and `b`, unchecked; `joined` is their
-    /// members in id order, if known.
-    fn absorb(&mut self, a: NodeId, b: NodeId, joined: Option<Vec<NodeId>>) {
-        let (ra, rb) = (self.groups.find(a.0 as usize), self.groups.find(b.0 as usize));
-        if ra == rb {
-            return;
+    /// Merges the clusters `parts` (their roots), unchecked; `joined` is
+    /// their members in id order.
+    fn absorb(&mut self, parts: &[usize], joined: Vec<NodeId>) {
+        for w in parts.windows(2) {
+            self.groups.union(w[0], w[1]);
         }
-        let joined = joined.unwrap_or_else(|| self.members_of(&[ra, rb]));
-        self.groups.union(ra, rb);
-        let r = self.groups.find(ra);
-        let other = if r == ra { rb } else { ra };
+        let r = self.groups.find(parts[0]);
+        for &p in parts {
+            self.members[p] = vec![];
+        }
         self.members[r] = joined;
-        self.members[other] = vec![];
-        relink(&mut self.succ, &mut self.pred, ra, rb, r);
-        relink(&mut self.pred, &mut self.succ, ra, rb, r);
+        self.step += 1;
+        for &p in parts {
+            self.seen[p] = self.step;
+        }
+        let (seen, step) = (&self.seen, self.step);
+        let is_part = |c: usize| seen[c] == step;
+        relink(&mut self.succ, &mut self.pred, parts, r, &is_part);
+        relink(&mut self.pred, &mut self.succ, parts, r, &is_part);
     }
 
     /// Whether some path from cluster `from` to cluster `to` (placed
@@ -371,21 +381,23 @@ impl<'a> Merging<'a> {
     }
 }
 
-/// Clusters `ra` and `rb`, now `r`: their neighbours (`near`, one way) are
+/// Clusters `parts`, now `r`: their neighbours (`near`, one way) are
 /// `r`'s, and each of those has `r` in their place (`far`, the other way).
-fn relink(near: &mut [Vec<usize>], far: &mut [Vec<usize>], ra: usize, rb: usize, r: usize) {
-    let mut all = std::mem::take(&mut near[ra]);
-    all.append(&mut near[rb]);
-    all.retain(|&c| c != ra && c != rb);
+fn relink(near: &mut [Vec<usize>], far: &mut [Vec<usize>], parts: &[usize], r: usize, is_part: &dyn Fn(usize) -> bool) {
+    let mut all = vec![];
+    for &p in parts {
+        all.append(&mut near[p]);
+    }
+    all.retain(|&c| !is_part(c));
     // Each list was sorted when it was made here and has had clusters
-    // pushed since (below): a sort that merges runs takes the two in
-    // about linear time, where quicksort's n log n was most of greedy's
-    // time on an array read by thousands.
+    // pushed since (below): a sort that merges runs takes them in about
+    // linear time, where quicksort's n log n was most of greedy's time on
+    // an array read by thousands.
     all.sort();
     all.dedup();
     for &c in &all {
         let back = &mut far[c];
-        back.retain(|&x| x != ra && x != rb);
+        back.retain(|&x| !is_part(x));
         back.push(r);
     }
     near[r] = all;
