@@ -57,6 +57,9 @@ pub struct Model {
     /// program out to the solver (copying it cost 30 ms at 10,000
     /// combinators, and as long again to free) and cuts and repairs go on.
     vars: usize,
+    /// The graph's reachability, computed once for the model and what
+    /// follows it (at 10,000 combinators a tenth of a second each time).
+    pub reach: std::sync::Arc<Reach>,
 }
 
 /// A link between two nodes whose orders it ties when fused: an edge
@@ -526,7 +529,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     // positions 0..k, and k is the big M of its rows.
     let span = part_sizes(g);
     let pi: Vec<LpVar> = g.nodes().map(|a| lp.var(format!("pi_{}", a.0), 0.0, span[a.0 as usize], false)).collect();
-    let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
+    let reach = std::sync::Arc::new(g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes))));
 
     // Edges: x = 0 fuses one; the position rows (`position_rows`, below or
     // lazily) order the clusters. A fusible edge whose ends are also joined
@@ -611,12 +614,6 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     // (The nodes between are a's descendants that are b's ancestors: one
     // intersection of bit sets, so a long chain costs its length, not the
     // graph's.)
-    let mut ancestors = vec![fixedbitset::FixedBitSet::with_capacity(g.len()); g.len()];
-    for (a, below) in reach.any.iter().enumerate() {
-        for b in below.ones() {
-            ancestors[b].insert(a);
-        }
-    }
     let mut leaving: Vec<Vec<(usize, usize)>> = vec![vec![]; g.len()];
     for (i, (u, v)) in fused_edges.keys().enumerate() {
         leaving[u.0 as usize].push((v.0 as usize, i));
@@ -625,7 +622,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     let on_path = |a: NodeId, b: NodeId| -> Option<Vec<LpVar>> {
         let (a, b) = (a.0 as usize, b.0 as usize);
         let mut mid = reach.any[a].clone();
-        mid.intersect_with(&ancestors[b]);
+        mid.intersect_with(&reach.above[b]);
         if mid.count_ones(..) > PATH_NODES {
             return None;
         }
@@ -858,7 +855,7 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
     let (separation, implied) = separation_rows(g, &reach, &lp, &fused_edges, &fused_siblings, within.as_deref(), beside);
     lp.rows.splice(separation_at..separation_at, separation);
     let vars = lp.vars.len();
-    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, parity, dominated, mirrored, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars }
+    Model { lp, pi, span, placed: std::cell::RefCell::new(placed), orders, order_apart, parity, dominated, mirrored, fused_edges, fused_siblings, manifest, reads, implied, base, relax, vars, reach }
 }
 
 /// Mirror images (docs/ilp.md, rule 12): in a part of the graph where no
@@ -1302,17 +1299,17 @@ pub fn chunked_relaxation(g: &DepGraph, cfg: &super::ClusterConfig, m: &Model, c
 /// its relaxation when one was solved.
 pub fn solved_model(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Model, Option<Vec<f64>>) {
     let mut m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none());
-    let (relaxation, _) = strengthen(f, g, cfg, &mut m);
+    let (relaxation, _) = strengthen(g, cfg, &mut m);
     (m, relaxation)
 }
 
 /// The root cuts and the relaxation they end with, for a model of a size
 /// that gets them, and whether the time limit cut them short.
-fn strengthen(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &mut Model) -> (Option<Vec<f64>>, bool) {
+fn strengthen(g: &DepGraph, cfg: &super::ClusterConfig, m: &mut Model) -> (Option<Vec<f64>>, bool) {
     if g.is_empty() || (cfg.nodes.is_none() && !m.relax) {
         return (None, false);
     }
-    let reach = g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes)));
+    let reach = m.reach.clone();
     super::separate::strengthen(g, &reach, m, cfg.solver, cfg.time_limit)
 }
 
@@ -1337,21 +1334,19 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
     // the model's building, on a second thread (the two take about as
     // long at 10,000 combinators; each result is the same either way).
     // (Where no thread can be started, greedy runs after the model.)
-    let ((mut m, reach), greedy) = super::at_once(
+    let (mut m, greedy) = super::at_once(
         g.len() > super::greedy::BATCH_NODES,
         "afc-greedy",
-        || {
-            let m = model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none());
-            (m, g.reach().unwrap_or_else(|e| afc_ir::ice::fail("cluster", &e, &afc_ir::graph::print(f, g, &g.sizes))))
-        },
+        || model(f, g, cfg.cost, cfg.model == super::IlpModel::Lazy, cfg.nodes.is_none()),
         || super::greedy::cluster(f, g),
     );
+    let reach = m.reach.clone();
     // Greedy's clustering fuses every dominated pair (a start that did
     // not would be rebuilt with them merged first: the solver must be
     // able to take it).
     let greedy = super::dominance::respecting(f, g, &m.dominated, greedy);
     let values = m.assignment(f, g, &greedy);
-    let (relaxation, cut_short) = if m.lp.at_trivial_bound(&values) { (None, false) } else { strengthen(f, g, cfg, &mut m) };
+    let (relaxation, cut_short) = if m.lp.at_trivial_bound(&values) { (None, false) } else { strengthen(g, cfg, &mut m) };
     let mut warm = warm_start_from(f, g, cfg, &m, relaxation, greedy);
     warm.stopped |= cut_short;
     let label = if cfg.cost == CostModel::Traffic { "ilp".to_string() } else { format!("ilp (cost {})", cfg.cost.name()) };
