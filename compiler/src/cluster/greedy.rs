@@ -112,6 +112,10 @@ struct Merging<'a> {
     /// (itself outside it) and its in-degree in the window.
     rep: Vec<usize>,
     indeg: Vec<usize>,
+    /// Each cluster's version, raised whenever its members change, and
+    /// the sets of clusters (with their versions) found not to pass.
+    version: Vec<u32>,
+    failed: std::collections::HashSet<Vec<(usize, u32)>>,
 }
 
 /// A slot of `Merging::order` whose cluster was merged into another.
@@ -171,6 +175,8 @@ impl<'a> Merging<'a> {
             reached: vec![],
             rep: (0..n).collect(),
             indeg: vec![0; n],
+            version: vec![0; n],
+            failed: Default::default(),
         }
     }
 
@@ -197,10 +203,9 @@ impl<'a> Merging<'a> {
         if self.through_another(x, y) {
             return false;
         }
-        let joined = self.members_of(&[ra, rb]);
-        if !self.passes(&joined) {
+        let Some(joined) = self.passes_of(&[ra, rb]) else {
             return false;
-        }
+        };
         self.absorb(&[ra, rb], joined);
         // The new order of the window from x to y: what x reaches there
         // (`reached`) after the joined cluster, the rest before it (no
@@ -226,6 +231,27 @@ impl<'a> Merging<'a> {
         let mut joined: Vec<NodeId> = roots.iter().flat_map(|r| self.members[*r].iter().copied()).collect();
         joined.sort_unstable();
         joined
+    }
+
+    /// The members of clusters `roots` (in id order) if they pass `Joins`
+    /// as one cluster. A set of clusters that failed is remembered until
+    /// one of them changes: the check reads nothing but their members, so
+    /// it would fail again (half of the single pairs greedy tries on a
+    /// graph of thousands of gathers were the block a halving had just
+    /// found illegal).
+    fn passes_of(&mut self, roots: &[usize]) -> Option<Vec<NodeId>> {
+        let mut key: Vec<(usize, u32)> = roots.iter().map(|&r| (r, self.version[r])).collect();
+        key.sort_unstable();
+        if self.failed.contains(&key) {
+            return None;
+        }
+        let joined = self.members_of(roots);
+        if self.passes(&joined) {
+            Some(joined)
+        } else {
+            self.failed.insert(key);
+            None
+        }
     }
 
     /// Whether `joined` (in id order) passes `Joins` as one cluster.
@@ -264,10 +290,9 @@ impl<'a> Merging<'a> {
         }
         let mut joined_all = vec![];
         for parts in made.values().filter(|p| p.len() > 1) {
-            let joined = self.members_of(parts);
-            if !self.passes(&joined) {
+            let Some(joined) = self.passes_of(parts) else {
                 return false;
-            }
+            };
             joined_all.push(joined);
         }
         // Acyclic: Kahn's algorithm over the clusters, the joined ones as
@@ -344,6 +369,7 @@ impl<'a> Merging<'a> {
             self.members[p] = vec![];
         }
         self.members[r] = joined;
+        self.version[r] += 1;
         self.step += 1;
         for &p in parts {
             self.seen[p] = self.step;
