@@ -243,7 +243,7 @@ impl<'a> Merging<'a> {
     /// The members of clusters `roots` (in id order) if they pass `Joins`
     /// as one cluster. A set of clusters that failed is remembered until
     /// one of them changes: the check reads nothing but their members, so
-    /// it would fail again (half of the single pairs greedy tries on a
+    /// it would fail again (more than half of the single links greedy tries on a
     /// graph of thousands of gathers were the block a halving had just
     /// found illegal).
     fn passes_of(&mut self, roots: &[usize]) -> Option<Vec<NodeId>> {
