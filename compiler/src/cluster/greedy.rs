@@ -247,20 +247,23 @@ impl<'a> Merging<'a> {
     /// graph of thousands of gathers were the block a halving had just
     /// found illegal).
     fn passes_of(&mut self, roots: &[usize]) -> Option<Vec<NodeId>> {
-        let mut key: Vec<(usize, u32)> = roots.iter().map(|&r| (r, self.version[r])).collect();
-        key.sort_unstable();
-        if self.failed.contains(&key) {
+        // A set too large to be remembered is not looked up either.
+        let key = (roots.len() <= FAILED_PARTS).then(|| {
+            let mut key: Vec<(usize, u32)> = roots.iter().map(|&r| (r, self.version[r])).collect();
+            key.sort_unstable();
+            key
+        });
+        if key.as_ref().is_some_and(|k| self.failed.contains(k)) {
             return None;
         }
         let joined = self.members_of(roots);
         if self.passes(&joined) {
-            Some(joined)
-        } else {
-            if key.len() <= FAILED_PARTS {
-                self.failed.insert(key);
-            }
-            None
+            return Some(joined);
         }
+        if let Some(key) = key {
+            self.failed.insert(key);
+        }
+        None
     }
 
     /// Whether `joined` (in id order) passes `Joins` as one cluster.
