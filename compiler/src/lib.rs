@@ -7,6 +7,7 @@ pub mod frontend;
 pub mod fusion;
 pub mod graph;
 pub mod header;
+pub mod if_convert;
 pub mod lower;
 pub mod narrow;
 pub mod pipeline;

@@ -145,6 +145,9 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     // Picking folds carry positions first: the strategies are chosen for
     // the state the loop really carries.
     crate::narrow::narrow(f);
+    // Then branches become selects where both may run: the loops' workers
+    // are then straight-line, which the vector rules below ask for.
+    crate::if_convert::if_convert(f);
     let vars = f.vars.clone();
     let snapshot = f.clone();
     // Under --fast-math, loops calling exp, log, pow, sin, cos, … vectorise
@@ -817,7 +820,7 @@ fn work(b: &Body, cap: u32) -> u32 {
 }
 
 /// `work`'s count for a lambda's statements.
-fn stmts_work(ss: &[Stmt]) -> u32 {
+pub(crate) fn stmts_work(ss: &[Stmt]) -> u32 {
     ss.iter()
         .map(|s| match s {
             Stmt::Assign { rhs: Rhs::Builtin(Builtin::Sqrt, _), .. } => 4,

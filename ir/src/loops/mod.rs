@@ -236,6 +236,14 @@ impl LoopBody {
             LoopBody::Reverse { .. } | LoopBody::Gather { .. } | LoopBody::Transpose { .. } | LoopBody::Cross { .. } => None,
         }
     }
+    pub fn lambda_mut(&mut self) -> Option<&mut Lambda> {
+        match self {
+            LoopBody::OneToOne { f, .. } | LoopBody::FromIndex { f, .. } => Some(f),
+            LoopBody::ManyToOne { op, .. } | LoopBody::Scan { op, .. } | LoopBody::Scatter { op, .. } => Some(op),
+            LoopBody::Filter { p, .. } => Some(p),
+            LoopBody::Reverse { .. } | LoopBody::Gather { .. } | LoopBody::Transpose { .. } | LoopBody::Cross { .. } => None,
+        }
+    }
     /// Which loop owns the body's state, if it has state.
     pub fn state(&self) -> Option<StateOwner> {
         match self {
