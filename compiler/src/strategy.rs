@@ -19,7 +19,7 @@
 //!   room is known, and each is written once, in place (LANGUAGE.md).
 
 use afc_ir::labelled::{Builtin, Rhs, Stmt, VarId};
-use afc_ir::loops::{self, reorderable, Accumulate, Body, FilterWrite, Function, Loop, LoopBody, Step};
+use afc_ir::loops::{self, reorderable, Accumulate, CombineOp, Body, FilterWrite, Function, Loop, LoopBody, Step};
 use indexmap::IndexSet;
 use std::collections::HashMap;
 
@@ -41,11 +41,16 @@ pub struct CpuModel {
     /// work of two 256-bit ones, else `vector_bits` (`vector math libmvec
     /// BITS`).
     pub math_bits: u32,
+    /// The width of the register an explicit vector of that many bits is
+    /// held in: 512 with AVX-512F (LLVM's preference for 256-bit vectors
+    /// steers its vectorisers, not the vectors afc writes), else
+    /// `vector_bits`.
+    pub register_bits: u32,
 }
 
 impl Default for CpuModel {
     fn default() -> Self {
-        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES, compress_bits: 0, math_bits: 128 }
+        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES, compress_bits: 0, math_bits: 128, register_bits: 128 }
     }
 }
 
@@ -138,6 +143,16 @@ const MAX_UNROLL: u32 = 32;
 /// `bytes` bytes: `ACCUMULATOR_VECTORS` vector registers' worth.
 fn lanes_for(cfg: &Config, bytes: u32) -> u32 {
     ((cfg.cpu.vector_bits / (8 * bytes.max(1))).max(1) * ACCUMULATOR_VECTORS).clamp(2, MAX_UNROLL)
+}
+
+/// K for a fold of float adds or multiplies of values its loop computes:
+/// on an AVX-512F target the back end holds a K-lane vector of 512 bits in
+/// one register, so `lanes_for`'s two 256-bit vectors would be one chain of
+/// 4-cycle adds; such a fold gets two 512-bit registers' worth
+/// (docs/strategy.md, "Folds").
+fn float_chain_lanes(cfg: &Config, bytes: u32) -> u32 {
+    let bits = cfg.cpu.vector_bits.max(cfg.cpu.register_bits);
+    ((bits / (8 * bytes.max(1))).max(1) * ACCUMULATOR_VECTORS).clamp(2, MAX_UNROLL)
 }
 
 /// Decides every loop's strategies in `f`.
@@ -630,13 +645,17 @@ fn choose_loop(f: &Function, l: &mut Loop, cfg: &Config, vars: &[afc_ir::labelle
             contended |= !(cfg.cpu.compress_bits >= 512 && matches!(write, FilterWrite::Compress(_)));
         }
     });
+    // What the loop computes per element: a fold of such values waits on
+    // its adds, a fold of an array in memory on its loads.
+    let made: std::collections::HashSet<VarId> = l.body.leaves().iter().flat_map(|x| x.element_outs().iter().copied()).collect();
     // By each fold's first result: a loop may hold thousands of folds.
     let mut plans: HashMap<VarId, Accumulate> = HashMap::new();
     visit_level(&l.body, false, &mut |leaf, guarded| {
         if let LoopBody::ManyToOne { op, reads, results, .. } = leaf {
             let float = results.iter().any(|r| prim(*r).is_float());
             let narrowest = results.iter().map(|r| prim(*r).bytes()).min().unwrap_or(8) as u32;
-            let k = lanes_for(cfg, narrowest);
+            let adds = float && reads.iter().any(|r| made.contains(r)) && reorderable(op, &prim).is_some_and(|ops| ops.iter().all(|(c, _)| matches!(c, CombineOp::Add | CombineOp::Mul)));
+            let k = if adds { float_chain_lanes(cfg, narrowest) } else { lanes_for(cfg, narrowest) };
             let same_types = reads.len() == results.len() && reads.iter().zip(results).all(|(a, b)| prim(*a) == prim(*b));
             let how = if cfg.strict_fp && float {
                 Accumulate::Chain

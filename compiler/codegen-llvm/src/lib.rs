@@ -70,6 +70,13 @@ pub fn has_avx512(opts: &Options) -> bool {
 /// would prefer 256-bit vectors on Intel's AVX-512 CPUs and call the 4-lane
 /// variant twice as often), else the target's widest vectors.
 pub fn math_bits(opts: &Options) -> u32 {
+    register_bits(opts)
+}
+
+/// The register an explicit 512-bit vector is held in, in bits: 512 with
+/// AVX-512F (LLVM's preference for 256-bit vectors steers its vectorisers,
+/// not the vectors afc writes), else `vector_bits`.
+pub fn register_bits(opts: &Options) -> u32 {
     if has_avx512(opts) {
         512
     } else {
