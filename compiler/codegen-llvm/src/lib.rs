@@ -261,6 +261,29 @@ impl Artifacts {
 /// scheduling, the fast register allocator); loops rarely come near.
 const HUGE_BLOCK: usize = 16_384;
 
+/// X86's domain reassignment (scalar mask arithmetic moved into AVX-512's
+/// mask registers) takes time more than quadratic in a function's length:
+/// of the 27 s LLVM's machine code generation took for the 122,000
+/// instructions of a 3,000-combinator function (`gen.py`, seed 1), 6 s; of
+/// 1.8 s for 27,000, 0.09 s. A module with a function longer than this
+/// after the IR optimisations is compiled without the pass (LLVM's command
+/// line turns it off, for the process: each part is compiled by one).
+const HUGE_FUNCTION: usize = 32_768;
+
+/// Turns X86's domain reassignment off, for this process.
+fn without_domain_reassignment() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let args = [c"afc".as_ptr(), c"-disable-x86-domain-reassignment".as_ptr()];
+        unsafe { inkwell::llvm_sys::support::LLVMParseCommandLineOptions(2, args.as_ptr(), c"".as_ptr()) };
+    });
+}
+
+/// The instructions of a function.
+fn length(func: inkwell::values::FunctionValue) -> usize {
+    func.get_basic_block_iter().map(|bb| bb.get_instructions().count()).sum()
+}
+
 /// The most instructions in one basic block of a function.
 fn longest_block(func: inkwell::values::FunctionValue) -> usize {
     func.get_basic_block_iter()
@@ -453,6 +476,9 @@ fn optimise_and_emit(cx: &Context, module: &inkwell::module::Module, tm: &inkwel
     module.run_passes(&pipeline, tm, pbo).map_err(|e| e.to_string())?;
     if level > 0 {
         selects::integer_selects(cx, module);
+        if module.get_functions().any(|f| length(f) > HUGE_FUNCTION) {
+            without_domain_reassignment();
+        }
         for func in module.get_functions() {
             if longest_block(func) > HUGE_BLOCK {
                 let kind = inkwell::attributes::Attribute::get_named_enum_kind_id;
