@@ -41,10 +41,9 @@ pub struct CpuModel {
     /// work of two 256-bit ones, else `vector_bits` (`vector math libmvec
     /// BITS`).
     pub math_bits: u32,
-    /// The width of the register an explicit vector of that many bits is
-    /// held in: 512 with AVX-512F (LLVM's preference for 256-bit vectors
-    /// steers its vectorisers, not the vectors afc writes), else
-    /// `vector_bits`.
+    /// The widest register a vector afc writes is held in, in bits: 512
+    /// with AVX-512F (LLVM's preference for 256-bit vectors steers its
+    /// vectorisers, not the vectors afc writes), else `vector_bits`.
     pub register_bits: u32,
 }
 
