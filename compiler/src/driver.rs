@@ -318,6 +318,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
         verbose: cli.verbose,
         notes: !cli.no_warnings,
         time_passes: cli.time_passes,
+        lower: cli.emit.iter().any(|e| matches!(e, Emit::LoopIr | Emit::LlvmIr | Emit::Asm | Emit::Obj)),
     };
     let diag = |ds: Vec<afc_ir::diag::Diagnostic>| {
         report(cli, &ds, &file);

@@ -26,6 +26,10 @@ pub struct Options {
     /// Say, without -v, when a clustering is not proven optimal (off with -w).
     pub notes: bool,
     pub time_passes: bool,
+    /// Lower to loop IR and choose its strategies: only what the loop IR
+    /// is for (`--emit=loop-ir`, LLVM IR, assembly, objects) needs them; an
+    /// emit of an earlier stage stops after the fusion trees.
+    pub lower: bool,
 }
 
 /// Everything the middle end computed for one function, or for one branch
@@ -172,6 +176,10 @@ pub fn middle(file: &SourceFile, program: Program, opts: &Options) -> Result<Sta
             continue;
         }
         let stages = body_stages(f, sizes, opts, &t);
+        if !opts.lower {
+            functions.push(stages);
+            continue;
+        }
         let mut lf = t.time("loop-ir", || crate::lower::lower(file, &stages));
         t.time("strategy", || crate::strategy::choose(&mut lf, &opts.strategy));
         if opts.verify {

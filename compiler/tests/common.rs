@@ -9,7 +9,7 @@ use afc::pipeline::{self, Options, Stages};
 use afc_ir::diag::SourceFile;
 
 pub fn options(mode: FusionMode) -> Options {
-    Options { cluster: ClusterConfig { mode, model: IlpModel::Edge, cost: CostModel::Traffic, nodes: None, time_limit: 20.0, solver: &afc_cluster_highs::Highs }, strategy: Default::default(), verify: true, verbose: false, notes: false, time_passes: false }
+    Options { cluster: ClusterConfig { mode, model: IlpModel::Edge, cost: CostModel::Traffic, nodes: None, time_limit: 20.0, solver: &afc_cluster_highs::Highs }, strategy: Default::default(), verify: true, verbose: false, notes: false, time_passes: false, lower: true }
 }
 
 pub fn compile(src: &str, mode: FusionMode) -> Stages {

@@ -13,6 +13,7 @@ pub fn options(mode: FusionMode) -> Options {
         verbose: false,
         notes: false,
         time_passes: false,
+        lower: true,
     }
 }
 

@@ -1407,6 +1407,7 @@ mod tests {
             verbose: false,
             notes: false,
             time_passes: false,
+            lower: true,
         };
         let (p, _) = crate::pipeline::front(&file, &opts).unwrap_or_else(|d| panic!("{}", afc_ir::diag::render_all(&d, &file)));
         let stages = crate::pipeline::middle(&file, p, &opts).unwrap_or_else(|d| panic!("{}", afc_ir::diag::render_all(&d, &file)));
