@@ -141,7 +141,13 @@ const MAX_UNROLL: u32 = 32;
 /// K for a fold (or a scan's SIMD trips) whose narrowest element has
 /// `bytes` bytes: `ACCUMULATOR_VECTORS` vector registers' worth.
 fn lanes_for(cfg: &Config, bytes: u32) -> u32 {
-    ((cfg.cpu.vector_bits / (8 * bytes.max(1))).max(1) * ACCUMULATOR_VECTORS).clamp(2, MAX_UNROLL)
+    lanes_in(cfg.cpu.vector_bits, bytes)
+}
+
+/// `ACCUMULATOR_VECTORS` registers of `bits` bits' worth of `bytes`-byte
+/// elements.
+fn lanes_in(bits: u32, bytes: u32) -> u32 {
+    ((bits / (8 * bytes.max(1))).max(1) * ACCUMULATOR_VECTORS).clamp(2, MAX_UNROLL)
 }
 
 /// K for a fold of float adds or multiplies of values its loop computes:
@@ -150,8 +156,7 @@ fn lanes_for(cfg: &Config, bytes: u32) -> u32 {
 /// 4-cycle adds; such a fold gets two 512-bit registers' worth
 /// (docs/strategy.md, "Folds").
 fn float_chain_lanes(cfg: &Config, bytes: u32) -> u32 {
-    let bits = cfg.cpu.vector_bits.max(cfg.cpu.register_bits);
-    ((bits / (8 * bytes.max(1))).max(1) * ACCUMULATOR_VECTORS).clamp(2, MAX_UNROLL)
+    lanes_in(cfg.cpu.vector_bits.max(cfg.cpu.register_bits), bytes)
 }
 
 /// Decides every loop's strategies in `f`.

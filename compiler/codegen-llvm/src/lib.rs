@@ -331,8 +331,7 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want: Want) -> Re
     }
     let math = p.functions.iter().filter_map(|f| f.vector_math.map(|afc_ir::loops::VectorMath::Libmvec { bits }| bits)).max();
     if let Some(bits) = math {
-        let has = if has_avx512(opts) { 512 } else { vector_bits(opts) };
-        if bits > has {
+        if bits > register_bits(opts) {
             let needs = if bits > 256 { "AVX-512F" } else { "AVX" };
             return Err(format!("a function calls vector math in {}-bit vectors ('vector math libmvec {}'), which needs a target with {}; cpu '{}' has none", bits, bits, needs, cpu));
         }
