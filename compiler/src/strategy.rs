@@ -180,6 +180,7 @@ pub fn choose(f: &mut Function, cfg: &Config) {
         choose_loop(&snapshot, &mut n.root, cfg, &vars);
         stream(n, cfg, vector_bits, &vars);
         simd_trips(n, cfg, &vars);
+        unroll_budget(&mut n.root);
         if !cfg.sequential {
             parallel(n, cfg, &vars);
             keeps(n, &vars);
@@ -447,6 +448,48 @@ fn simd_trips(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::lab
             set(l);
         }
     });
+}
+
+/// The most work (`work`'s operations) the unrolled trip of a loop whose
+/// copies are not one vector step may hold: past it the copies leave the
+/// instruction caches, and LLVM's passes grow faster than the code. With
+/// the trip of a fold's lanes (16 on AVX-512) over a nest of 200–300 fused
+/// filters, maps and folds (`shapes.py filters`, `nested`, `matrix`; work
+/// 250–730 per element), 2 copies ran 1.5–2.9 times as fast as 16 and the
+/// 300-combinator program compiled in 0.9 s instead of 15; bodies of work
+/// 40–75 ran fastest with 16 (docs/strategy.md, "Unrolling").
+const MAX_UNROLLED_WORK: u32 = 1536;
+
+/// Halves the unrolling of each loop whose trips are copies of its body
+/// (not `simd`) until the copies' work is at most `MAX_UNROLLED_WORK`,
+/// keeping two (one copy was 1–23 % slower than two on every body
+/// measured): its lanes and trees shrink with it, and a filter compressing
+/// more lanes than are left compacts instead.
+fn unroll_budget(l: &mut Loop) {
+    if !l.simd && l.unroll > 2 {
+        let w = work(&l.body, MAX_UNROLLED_WORK).max(1);
+        let mut k = l.unroll;
+        while k > 2 && w.saturating_mul(k) > MAX_UNROLLED_WORK {
+            k /= 2;
+        }
+        if k != l.unroll {
+            l.unroll = k;
+            visit_level_mut(&mut l.body, &mut |leaf| match leaf {
+                LoopBody::ManyToOne { acc: Accumulate::Lanes(j) | Accumulate::Tree(j), .. } => *j = k,
+                LoopBody::Filter { write, .. } => {
+                    if matches!(write, FilterWrite::Compress(c) if !k.is_multiple_of(*c)) {
+                        *write = FilterWrite::Compact;
+                    }
+                }
+                _ => {}
+            });
+        }
+    }
+    let mut inner = vec![];
+    collect_inner(&mut l.body, &mut inner);
+    for il in inner {
+        unroll_budget(il);
+    }
 }
 
 /// Work (in `work`'s operations) a chunk of a parallel nest must hold to pay
