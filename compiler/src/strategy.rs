@@ -450,26 +450,29 @@ fn simd_trips(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::lab
     });
 }
 
-/// The most work (`work`'s operations) the unrolled trip of a loop whose
-/// copies are not one vector step may hold: past it the copies leave the
-/// instruction caches, and LLVM's passes grow faster than the code. With
-/// the trip of a fold's lanes (16 on AVX-512) over a nest of 200–300 fused
-/// filters, maps and folds (`shapes.py filters`, `nested`, `matrix`; work
-/// 250–730 per element), 2 copies ran 1.5–2.9 times as fast as 16 and the
-/// 300-combinator program compiled in 0.9 s instead of 15; bodies of work
-/// 40–75 ran fastest with 16 (docs/strategy.md, "Unrolling").
-const MAX_UNROLLED_WORK: u32 = 1536;
+/// The most work (`work`'s operations) under filters' guards, and in
+/// inner loops, that the unrolled trip of a loop whose copies are not one
+/// vector step may hold. Such work is copied whole into every copy — LLVM
+/// merges straight-line copies into vectors, not branches and loops — so
+/// past it the copies leave the instruction caches and LLVM's passes grow
+/// faster than the code. Over a nest of 200–300 fused filters, maps and
+/// folds (`shapes.py filters`, `nested`; 400–690 guarded per element), 2
+/// copies ran 1.5–2.9 times as fast as the 16 of a fold's lanes on
+/// AVX-512, and the 300-combinator program compiled in 0.9 s instead of
+/// 15; bodies of 30–40 ran fastest with 16 (docs/strategy.md,
+/// "Unrolling").
+const MAX_UNROLLED_WORK: u32 = 1024;
 
 /// Halves the unrolling of each loop whose trips are copies of its body
-/// (not `simd`) until the copies' work is at most `MAX_UNROLLED_WORK`,
-/// keeping two (one copy was 1–23 % slower than two on every body
-/// measured): its lanes and trees shrink with it, and a filter compressing
-/// more lanes than are left compacts instead.
+/// (not `simd`) while the copies' guarded work is over
+/// `MAX_UNROLLED_WORK`, keeping two (one copy was 1–23 % slower than two
+/// on every body measured): its lanes and trees shrink with it, and a
+/// filter compressing more lanes than are left compacts instead.
 fn unroll_budget(l: &mut Loop) {
     if !l.simd && l.unroll > 2 {
-        let w = work(&l.body, MAX_UNROLLED_WORK).max(1);
+        let copied = copied_work(&l.body, false);
         let mut k = l.unroll;
-        while k > 2 && w.saturating_mul(k) > MAX_UNROLLED_WORK {
+        while k > 2 && copied.saturating_mul(k) > MAX_UNROLLED_WORK {
             k /= 2;
         }
         if k != l.unroll {
@@ -489,6 +492,18 @@ fn unroll_budget(l: &mut Loop) {
     collect_inner(&mut l.body, &mut inner);
     for il in inner {
         unroll_budget(il);
+    }
+}
+
+/// `work`'s count of what each copy of an unrolled trip holds whole: the
+/// work under a filter's guard (`guarded`) and in inner loops.
+fn copied_work(b: &Body, guarded: bool) -> u32 {
+    match b {
+        Body::Leaf(l, _) if guarded => 1 + l.lambda().map(|lam| stmts_work(&lam.body.stmts)).unwrap_or(0),
+        Body::Leaf(..) => 0,
+        Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => copied_work(first, guarded).saturating_add(copied_work(then, guarded)),
+        Body::When { filter, then, .. } => copied_work(filter, guarded).saturating_add(copied_work(then, true)),
+        Body::For(l) => copied_work(&l.body, true),
     }
 }
 
