@@ -499,7 +499,7 @@ fn unroll_budget(l: &mut Loop) {
 /// work under a filter's guard (`guarded`) and in inner loops.
 fn copied_work(b: &Body, guarded: bool) -> u32 {
     match b {
-        Body::Leaf(l, _) if guarded => 1 + l.lambda().map(|lam| stmts_work(&lam.body.stmts)).unwrap_or(0),
+        Body::Leaf(l, _) if guarded => leaf_work(l),
         Body::Leaf(..) => 0,
         Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) => copied_work(first, guarded).saturating_add(copied_work(then, guarded)),
         Body::When { filter, then, .. } => copied_work(filter, guarded).saturating_add(copied_work(then, true)),
@@ -887,7 +887,7 @@ fn work(b: &Body, cap: u32) -> u32 {
             return;
         }
         match b {
-            Body::Leaf(l, _) => *total = total.saturating_add(1 + l.lambda().map(|lam| stmts_work(&lam.body.stmts)).unwrap_or(0)),
+            Body::Leaf(l, _) => *total = total.saturating_add(leaf_work(l)),
             Body::Before { first, then, .. } | Body::BeforeKeep { first, then, .. } | Body::Besides(first, then) | Body::When { filter: first, then, .. } => {
                 walk(first, cap, total);
                 walk(then, cap, total);
@@ -898,6 +898,11 @@ fn work(b: &Body, cap: u32) -> u32 {
     let mut total = 0;
     walk(b, cap, &mut total);
     total
+}
+
+/// `work`'s count for one leaf: one, and its worker's statements.
+fn leaf_work(l: &LoopBody) -> u32 {
+    1 + l.lambda().map(|lam| stmts_work(&lam.body.stmts)).unwrap_or(0)
 }
 
 /// `work`'s count for a lambda's statements.
