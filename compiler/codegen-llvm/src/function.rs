@@ -363,7 +363,41 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     if !g.position_loops && !f.recursive && f.nests().iter().any(|n| n.parallel.is_some()) {
         mark_glue(cx, func);
     }
+    register_attributes(cx, m, f, func);
     Ok(())
+}
+
+/// A nest's `registers B` (docs/strategy.md, "Register width"): LLVM holds
+/// no vector wider than B bits in the functions the nest is emitted into —
+/// its own (`f.nestK`, `f.nestK.totals`, …) and, for nests not run in
+/// chunks, which the verifier has all agree, `f` itself. Without
+/// `min-legal-vector-width`, x86's back end holds afc's wider vectors in
+/// 512-bit registers whatever it prefers; functions inlined into one
+/// another must carry the same (LLVM drops it from a caller that inlines a
+/// callee without it).
+fn register_attributes<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, func: FunctionValue<'ctx>) {
+    let narrow = |func: FunctionValue<'ctx>, bits: u32| {
+        for (k, v) in [("min-legal-vector-width", bits.to_string()), ("prefer-vector-width", bits.to_string())] {
+            func.add_attribute(AttributeLoc::Function, cx.create_string_attribute(k, &v));
+        }
+    };
+    let nests = f.nests();
+    let inline: Vec<_> = nests.iter().filter(|n| n.parallel.is_none()).collect();
+    if let Some(bits) = inline.first().and_then(|n| n.registers) {
+        narrow(func, bits);
+    }
+    for n in nests.iter().filter(|n| n.parallel.is_some()) {
+        let Some(bits) = n.registers else { continue };
+        let own = format!("{}.nest{}", f.name, n.cluster);
+        let mut next = m.get_first_function();
+        while let Some(g) = next {
+            let name = g.get_name().to_string_lossy();
+            if name == own || name.strip_prefix(own.as_str()).is_some_and(|rest| rest.starts_with('.')) {
+                narrow(g, bits);
+            }
+            next = g.get_next_function();
+        }
+    }
 }
 
 struct ResultPlan {

@@ -473,6 +473,12 @@ pub struct LoopNest {
     /// What a two-pass nest's first pass keeps for its second (`Keep`;
     /// verified by `loops::keep_blocker`).
     pub keeps: Vec<Keep>,
+    /// The widest registers the nest's vectors are held in, in bits, when
+    /// narrower than the target's (`registers B`): on Intel's AVX-512 CPUs a
+    /// nest whose divides and square roots bound its time runs faster in
+    /// 256-bit registers (docs/strategy.md, "Register width"). `None`: the
+    /// target's widest.
+    pub registers: Option<u32>,
 }
 
 /// How a parallel nest is cut into chunks (docs/strategy.md, "Parallel

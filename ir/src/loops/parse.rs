@@ -742,6 +742,7 @@ impl Parser {
         } else {
             None
         };
+        let registers = if self.eat("registers") { Some(self.int()? as u32) } else { None };
         self.expect("stores")?;
         let stores = self.list("[", "]", |p| {
             let array = p.var()?;
@@ -801,7 +802,7 @@ impl Parser {
         }
         let root = self.looop()?;
         self.expect("}")?;
-        Ok(LoopNest { cluster, root, stores, span, labels, checks, streaming_from, parallel, keeps })
+        Ok(LoopNest { cluster, root, stores, span, labels, checks, streaming_from, parallel, keeps, registers })
     }
 
     fn call(&mut self) -> R<Call> {

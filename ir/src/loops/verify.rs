@@ -340,6 +340,18 @@ pub fn verify(f: &Function) -> Result<(), String> {
             return Err(format!("fn {} calls vector math in {}-bit vectors; libmvec has 128-, 256- and 512-bit variants", f.name, bits));
         }
     }
+    // Nests that do not run in chunks are code of the function itself, and
+    // a function's code has one register width.
+    let inline: Vec<&LoopNest> = f.nests().into_iter().filter(|n| n.parallel.is_none()).collect();
+    if let Some(w) = inline.iter().find(|n| n.registers != inline[0].registers) {
+        let bits = |r: Option<u32>| r.map_or("the target's widest".to_string(), |b| b.to_string());
+        return Err(format!("clusters {} and {} run in fn {} itself but ask for registers of {} and {} bits", inline[0].cluster, w.cluster, f.name, bits(inline[0].registers), bits(w.registers)));
+    }
+    if let (Some(VectorMath::Libmvec { bits }), Some(n)) = (f.vector_math, f.nests().into_iter().find(|n| n.registers.is_some_and(|r| r < 512))) {
+        if bits > n.registers.unwrap_or(0) {
+            return Err(format!("cluster {} holds its vectors in {}-bit registers, but fn {} calls vector math in {}-bit vectors", n.cluster, n.registers.unwrap_or(0), f.name, bits));
+        }
+    }
     // A nest makes no count marked unread: nothing may read one.
     let read = f.counts_read();
     for n in f.nests() {
@@ -497,6 +509,7 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, freed: 
                     parallel(&f.vars, n, p)?;
                 }
                 rows(&f.vars, n)?;
+                registers(&f.vars, n)?;
                 for l in n.root.body.leaves() {
                     if let LoopBody::Scan { name, totals, .. } = l {
                         let why = match totals {
@@ -588,6 +601,25 @@ fn parallel(vars: &[VarInfo], n: &LoopNest, p: Parallel) -> Result<(), String> {
         (true, false) => Err(format!("cluster {} has partial destinations but no scatter", n.cluster)),
         _ => Ok(()),
     }
+}
+
+/// A nest's `registers B` are 128 or 256 bits (the narrower registers of
+/// x86's vector extensions), and hold every vector a filter of the nest
+/// compresses at a time (`compress W`: the instruction is not split).
+fn registers(vars: &[VarInfo], n: &LoopNest) -> Result<(), String> {
+    let Some(b) = n.registers else { return Ok(()) };
+    if b != 128 && b != 256 {
+        return Err(format!("cluster {} asks for registers of {} bits; only 128 and 256 are narrower than a target's widest", n.cluster, b));
+    }
+    for l in n.root.body.leaves() {
+        if let LoopBody::Filter { name, outs, write: FilterWrite::Compress(w), .. } = l {
+            let bits = outs.first().map_or(0, |o| w * 8 * vars[o.0 as usize].ty.prim().bytes() as u32);
+            if bits > b {
+                return Err(format!("cluster {}: filter '{}' compresses {}-bit vectors, wider than the nest's {}-bit registers", n.cluster, name, bits, b));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A loop marked `parallel below R` is the one loop of its nest so marked,
