@@ -15,6 +15,9 @@
 # THREADS (default "1 3"), so small arrays exercise the chunked code.
 # MODES (default "none greedy ilp") names fewer fusion modes: a program of
 # hundreds of loops unfused is minutes of LLVM's time.
+# A loop IR file (.lir) as FILE is compiled once, as it stands (its fusion,
+# strategies and grains are in it); ORACLE= names the .acc it was made from,
+# which gives the header and what the interpreter runs.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -27,7 +30,9 @@ set +e
 "$afc" "${ORACLE:-$src}" --interpret "$fn" -- "$@" > "$tmp/expected"
 irc=$?
 set -e
-"$afc" "$src" --emit=header -o "$tmp/prog.h"
+lir=0
+case "$src" in *.lir) lir=1; [ -n "${ORACLE:-}" ] || { echo "check-run: a .lir needs ORACLE=the .acc it was made from" >&2; exit 2; } ;; esac
+"$afc" "${ORACLE:-$src}" --emit=header -o "$tmp/prog.h"
 ext=()
 if [ -n "${EXTERN_C:-}" ]; then
   cc -std=c99 -Wall -I"$root/runtime-c" -c "$EXTERN_C" -o "$tmp/extern.o"
@@ -41,10 +46,16 @@ for lang in ${LANGS:-c c++}; do
     "${comp[@]}" -Wall -I"$root/runtime-c" -c "$tmp/driver_${lang}_$storage.src" -o "$tmp/driver_${lang}_$storage.o"
   done
 done
-for mode in ${MODES:-none greedy ilp}; do
+modes=${MODES:-none greedy ilp}
+[ $lir = 1 ] && modes=lir
+for mode in $modes; do
   strict=(--strict-fp)
   [ "${STRICT:-1}" = 0 ] && strict=()
-  "$afc" "$src" --verify "${strict[@]}" --fusion=$mode -O${OPT:-2} --parallel-grain "${GRAIN:-1}" ${AFC_FLAGS:-} -o "$tmp/prog_$mode.o"
+  if [ $lir = 1 ]; then
+    "$afc" "$src" -O${OPT:-2} ${AFC_FLAGS:-} -o "$tmp/prog_$mode.o"
+  else
+    "$afc" "$src" --verify "${strict[@]}" --fusion=$mode -O${OPT:-2} --parallel-grain "${GRAIN:-1}" ${AFC_FLAGS:-} -o "$tmp/prog_$mode.o"
+  fi
   for lang in ${LANGS:-c c++}; do
     for storage in ${STORAGES:-alloc caller}; do
       if [ $lang = c ]; then link=cc; else link=c++; fi

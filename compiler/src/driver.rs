@@ -310,7 +310,7 @@ fn run(cli: &Cli) -> Result<(), i32> {
     let file = SourceFile::new(name, text);
     let native = matches!(cli.cpu.as_deref(), None | Some("native"));
     let llc_bytes = crate::strategy::llc_bytes(cli.cache_size, cli.target.is_none() && native);
-    let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes, compress_bits: afc_codegen_llvm::compress_bits(&copts), math_bits: afc_codegen_llvm::math_bits(&copts), register_bits: afc_codegen_llvm::register_bits(&copts) };
+    let cpu = crate::strategy::CpuModel { vector_bits: afc_codegen_llvm::vector_bits(&copts), llc_bytes, compress_bits: afc_codegen_llvm::compress_bits(&copts), math_bits: afc_codegen_llvm::math_bits(&copts), register_bits: afc_codegen_llvm::register_bits(&copts), divide_bits: afc_codegen_llvm::divide_bits(&copts) };
     let opts = Options {
         cluster: ClusterConfig { mode: cli.fusion, model: cli.ilp_model, cost, nodes: cli.ilp_nodes, time_limit: cli.ilp_time_limit, solver: cli.solver.solver() },
         strategy: crate::strategy::Config { cpu, strict_fp: cli.strict_fp, fast_math: cli.fast_math, libmvec: afc_codegen_llvm::has_libmvec(&copts), sequential: cli.sequential, grain: cli.parallel_grain, barrier: cli.two_pass == TwoPass::Barrier },

@@ -45,11 +45,19 @@ pub struct CpuModel {
     /// with AVX-512F (LLVM's preference for 256-bit vectors steers its
     /// vectorisers, not the vectors afc writes), else `vector_bits`.
     pub register_bits: u32,
+    /// The widest registers whose vector divides and square roots are as
+    /// fast per element as narrower ones': 256 on Intel's AVX-512 CPUs,
+    /// where a 512-bit `vdivpd` or `vsqrtpd` does two 256-bit ones' work
+    /// 6–8 % slower and LLVM's tuning prefers 256-bit vectors; else
+    /// `register_bits` (a nest bound by them then has no narrower
+    /// registers to gain by: `registers B`, docs/strategy.md "Register
+    /// width").
+    pub divide_bits: u32,
 }
 
 impl Default for CpuModel {
     fn default() -> Self {
-        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES, compress_bits: 0, math_bits: 128, register_bits: 128 }
+        CpuModel { vector_bits: 128, llc_bytes: DEFAULT_LLC_BYTES, compress_bits: 0, math_bits: 128, register_bits: 128, divide_bits: 128 }
     }
 }
 
@@ -176,6 +184,7 @@ pub fn choose(f: &mut Function, cfg: &Config) {
     let calls_math = snapshot.nests().iter().any(|n| n.root.body.leaves().iter().any(|l| l.lambda().map(|lam| uses_libm(&lam.body)).unwrap_or(false)));
     f.vector_math = (cfg.fast_math && cfg.libmvec && calls_math).then_some(loops::VectorMath::Libmvec { bits: cfg.cpu.math_bits });
     let vector_bits = if f.vector_math.is_some() { cfg.cpu.math_bits } else { cfg.cpu.vector_bits };
+    let vector_math = f.vector_math.is_some();
     for n in f.nests_mut() {
         choose_loop(&snapshot, &mut n.root, cfg, &vars);
         stream(n, cfg, vector_bits, &vars);
@@ -185,6 +194,19 @@ pub fn choose(f: &mut Function, cfg: &Config) {
             parallel(n, cfg, &vars);
             keeps(n, &vars);
             scan_totals(n, &vars);
+        }
+        registers(n, cfg, vector_math, &vars);
+    }
+    // Nests not run in chunks are the function's own code, which has one
+    // register width: unless all of them are narrowed, none is.
+    let inline = |n: &afc_ir::loops::LoopNest| n.parallel.is_none();
+    let mixed = {
+        let nests = f.nests();
+        nests.iter().any(|n| inline(n) && n.registers.is_some()) && nests.iter().any(|n| inline(n) && n.registers.is_none())
+    };
+    if mixed {
+        for n in f.nests_mut().into_iter().filter(|n| inline(n)) {
+            n.registers = None;
         }
     }
     unread_counts(f);
@@ -876,6 +898,58 @@ fn unguarded_safe(f: &Function, b: &Body) -> bool {
         _ => {}
     });
     ok
+}
+
+/// Holds a nest's vectors in the narrower registers that divide and take
+/// square roots as fast per element (`registers B`, B the CPU model's
+/// `divide_bits`) when those bound its time (`divider_bound`) — on Intel's
+/// AVX-512 CPUs: a heavy map's fold and scan ran 7–8 % faster in 256-bit
+/// registers, in cache and from memory. The plan is kept: the fold's 16
+/// lanes in four 256-bit registers ran 99 ms against 110 ms in two
+/// (heavyFold, 2·10⁷ elements, one worker). Not a nest compressing wider
+/// vectors than B (the instruction is not split), nor one of a function
+/// calling vector math (nor are its calls). docs/strategy.md, "Register
+/// width".
+fn registers(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vector_math: bool, vars: &[afc_ir::labelled::VarInfo]) {
+    let bits = cfg.cpu.divide_bits;
+    let wide_compress = n.root.body.leaves().iter().any(|l| match l {
+        LoopBody::Filter { outs, write: FilterWrite::Compress(w), .. } => outs.first().is_some_and(|o| w * 8 * vars[o.0 as usize].ty.prim().bytes() as u32 > bits),
+        _ => false,
+    });
+    n.registers = (bits < cfg.cpu.register_bits && !vector_math && !wide_compress && divider_bound(n, vars)).then_some(bits);
+}
+
+/// Other vector operations a nest may do per divide or square root and
+/// still be bound by them: a 256-bit `vdivpd` occupies the divider for 8
+/// cycles, in which the two vector ALU ports issue 16 operations.
+const DIVIDE_SHARE: u32 = 16;
+
+/// Whether a nest's time is its float divides' and square roots': at least
+/// one per element, and `DIVIDE_SHARE` times as many of them as other
+/// operations (`work`'s count, a math library call twenty). Integer
+/// divides are not vectorised, whatever the registers.
+fn divider_bound(n: &afc_ir::loops::LoopNest, vars: &[afc_ir::labelled::VarInfo]) -> bool {
+    fn count(ss: &[Stmt], vars: &[afc_ir::labelled::VarInfo], divides: &mut u32, other: &mut u32) {
+        for s in ss {
+            match s {
+                Stmt::Assign { dst, rhs: Rhs::Builtin(Builtin::Sqrt, _) | Rhs::Binary(afc_ir::ast::BinOp::Div, ..), .. } if vars[dst.0 as usize].ty.prim().is_float() => *divides = divides.saturating_add(1),
+                Stmt::If { then, els, .. } => {
+                    *other = other.saturating_add(1);
+                    count(&then.stmts, vars, divides, other);
+                    count(&els.stmts, vars, divides, other);
+                }
+                s => *other = other.saturating_add(stmts_work(std::slice::from_ref(s))),
+            }
+        }
+    }
+    let (mut divides, mut other) = (0u32, 0u32);
+    for l in n.root.body.leaves() {
+        other = other.saturating_add(1);
+        if let Some(lam) = l.lambda() {
+            count(&lam.body.stmts, vars, &mut divides, &mut other);
+        }
+    }
+    divides > 0 && divides.saturating_mul(DIVIDE_SHARE) >= other
 }
 
 /// A rough count of the operations a body does per element: one per

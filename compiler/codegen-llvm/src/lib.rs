@@ -84,6 +84,21 @@ pub fn register_bits(opts: &Options) -> u32 {
     }
 }
 
+/// The widest registers whose vector divides and square roots run as fast
+/// per element as narrower ones': 256 bits on Intel's AVX-512 CPUs (a
+/// 512-bit `vdivpd` or `vsqrtpd` there did the work of two 256-bit ones
+/// 6–8 % slower, and LLVM's tuning prefers 256-bit vectors), else
+/// `register_bits` (AMD's Zen 4 and 5 split 512-bit operations in two
+/// with no such cost, and LLVM prefers 512 bits there).
+pub fn divide_bits(opts: &Options) -> u32 {
+    let (cpu, _) = cpu_and_features(opts);
+    if has_avx512(opts) && !cpu.starts_with("znver") {
+        256
+    } else {
+        register_bits(opts)
+    }
+}
+
 /// The widest vectors a filter compacts at a time (`compress W`): 512 bits
 /// with AVX-512F's compress instructions, 256 with AVX2's lane permutes
 /// (`vpermd` from a table by the predicates' mask), 0 without either.
