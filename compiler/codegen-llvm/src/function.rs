@@ -68,6 +68,9 @@ struct Gen<'a, 'ctx> {
     entry_bb: BasicBlock<'ctx>,
     /// The gather labels of the nest being generated.
     labels: Vec<afc_ir::loops::GatherIndex>,
+    /// The register width of the nest being generated (`registers B`):
+    /// every function made for it gets it (`narrow_registers`).
+    registers: Option<u32>,
     /// `-g`: the debug-info builder and this function's subprogram.
     debug: Option<(&'a DebugInfoBuilder<'ctx>, DISubprogram<'ctx>)>,
     /// Generating a parallel nest's chunk function: what it reads of the
@@ -363,42 +366,14 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     if !g.position_loops && !f.recursive && f.nests().iter().any(|n| n.parallel.is_some()) {
         mark_glue(cx, func);
     }
-    register_attributes(cx, m, f, func);
+    // Nests not run in chunks are code of `f` itself; the verifier has
+    // them agree on their width.
+    if let Some(bits) = f.nests().iter().find(|n| n.parallel.is_none()).and_then(|n| n.registers) {
+        narrow_registers(cx, func, bits);
+    }
     Ok(())
 }
 
-/// A nest's `registers B` (docs/strategy.md, "Register width"): LLVM holds
-/// no vector wider than B bits in the functions the nest is emitted into —
-/// its own (`f.nestK`, `f.nestK.totals`, …) and, for nests not run in
-/// chunks, which the verifier has all agree, `f` itself. Without
-/// `min-legal-vector-width`, x86's back end holds afc's wider vectors in
-/// 512-bit registers whatever it prefers; functions inlined into one
-/// another must carry the same (LLVM drops it from a caller that inlines a
-/// callee without it).
-fn register_attributes<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, func: FunctionValue<'ctx>) {
-    let narrow = |func: FunctionValue<'ctx>, bits: u32| {
-        for (k, v) in [("min-legal-vector-width", bits.to_string()), ("prefer-vector-width", bits.to_string())] {
-            func.add_attribute(AttributeLoc::Function, cx.create_string_attribute(k, &v));
-        }
-    };
-    let nests = f.nests();
-    let inline: Vec<_> = nests.iter().filter(|n| n.parallel.is_none()).collect();
-    if let Some(bits) = inline.first().and_then(|n| n.registers) {
-        narrow(func, bits);
-    }
-    for n in nests.iter().filter(|n| n.parallel.is_some()) {
-        let Some(bits) = n.registers else { continue };
-        let own = format!("{}.nest{}", f.name, n.cluster);
-        let mut next = m.get_first_function();
-        while let Some(g) = next {
-            let name = g.get_name().to_string_lossy();
-            if name == own || name.strip_prefix(own.as_str()).is_some_and(|rest| rest.starts_with('.')) {
-                narrow(g, bits);
-            }
-            next = g.get_next_function();
-        }
-    }
-}
 
 struct ResultPlan {
     array: Option<VarId>,
@@ -461,6 +436,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             fail_bb,
             entry_bb,
             labels: vec![],
+            registers: None,
             debug,
             outline: None,
             position_loops: false,
@@ -1148,6 +1124,14 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         self.f.vector_math == Some(afc_ir::loops::VectorMath::Libmvec { bits: 512 })
     }
 
+    /// A function made for the nest being generated (a chunk function, a
+    /// pass, the body inlined into them): the nest's register width.
+    pub(crate) fn nest_function_attributes(&self, func: FunctionValue<'ctx>) {
+        if let Some(bits) = self.registers {
+            narrow_registers(self.cx, func, bits);
+        }
+    }
+
     /// Under `vector math libmvec BITS`, what a function holding the loops
     /// needs: LLVM's vectoriser told to use BITS-bit vectors
     /// (`prefer-vector-width`: on Intel's AVX-512 CPUs it would otherwise
@@ -1611,4 +1595,15 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(slot)
     }
 
+}
+
+/// A nest's `registers B` (docs/strategy.md, "Register width"): LLVM holds
+/// no vector wider than B bits in `func`. Without `min-legal-vector-width`,
+/// x86's back end holds afc's wider vectors in 512-bit registers whatever it
+/// prefers; a function inlined into another must carry the same (LLVM drops
+/// it from a caller that inlines a callee without it).
+fn narrow_registers<'ctx>(cx: &'ctx Context, func: FunctionValue<'ctx>, bits: u32) {
+    for k in ["min-legal-vector-width", "prefer-vector-width"] {
+        func.add_attribute(AttributeLoc::Function, cx.create_string_attribute(k, &bits.to_string()));
+    }
 }

@@ -344,6 +344,14 @@ fn owned_by(b: &Body, owner: StateOwner) -> Vec<LoopBody> {
 
 impl<'a, 'ctx> Gen<'a, 'ctx> {
     pub(super) fn nest(&mut self, n: &LoopNest) -> R<()> {
+        self.registers = n.registers;
+        let done = self.nest_in_width(n);
+        self.registers = None;
+        done
+    }
+
+    /// `nest`, with `self.registers` the nest's.
+    fn nest_in_width(&mut self, n: &LoopNest) -> R<()> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let extent = self.size_expr(&n.root.extent)?;
@@ -1343,6 +1351,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("nounwind"), 0));
         func.add_attribute(AttributeLoc::Function, cx.create_string_attribute("frame-pointer", "none"));
         self.vector_math_attributes(func);
+        self.nest_function_attributes(func);
         let w = cx.create_builder();
         w.position_at_end(cx.append_basic_block(func, "entry"));
         if let Some((dib, sp)) = self.outlined_debug(func, span) {
@@ -1526,8 +1535,10 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         // (-g for the body that stays, not for the first one, which only
         // learns what the body takes.)
         let debug = if params.is_some() { self.outlined_debug(func, span) } else { None };
+        self.nest_function_attributes(func);
         let mut g = Gen::new(cx, self.m, cx.create_builder(), self.f, func, self.opts, code_slot, done, entry, debug);
         g.labels = self.labels.clone();
+        g.registers = self.registers;
         g.outline = Some(outline);
         g.b.position_at_end(start);
         g.at(span);
