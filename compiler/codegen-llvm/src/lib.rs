@@ -413,6 +413,7 @@ fn split(cx: &Context, module: &inkwell::module::Module, tm: &TargetMachine, lev
     let mut children = vec![];
     for (k, keep) in parts.iter().enumerate() {
         let work = || {
+            dies_for_tests();
             units::keep_part(module, parts, keep);
             optimise_and_emit(cx, module, tm, level, Want { obj: true, ..Want::default() }).and_then(|a| a.obj.ok_or_else(|| "no object".to_string()))
         };
@@ -440,6 +441,15 @@ fn split(cx: &Context, module: &inkwell::module::Module, tm: &TargetMachine, lev
     }
 }
 
+/// A testing hook (`testsuite/diagnostics/internal-errors.acc`):
+/// `AFC_TEST_CORRUPT=llvm` makes LLVM's work die in every child process.
+#[cfg(unix)]
+fn dies_for_tests() {
+    if std::env::var("AFC_TEST_CORRUPT").is_ok_and(|v| v == "llvm") {
+        std::process::abort();
+    }
+}
+
 #[cfg(not(unix))]
 fn split(_: &Context, _: &inkwell::module::Module, _: &TargetMachine, _: u8, _: &[Vec<String>]) -> Result<Option<Vec<u8>>, String> {
     Ok(None)
@@ -452,26 +462,50 @@ fn split(_: &Context, _: &inkwell::module::Module, _: &TargetMachine, _: u8, _: 
 /// which its own InstCombine makes of `min(min(0.0, t), t * 0.0)` for an
 /// integer t: docs/testing.md). Should the child die of a signal — or
 /// exit without its output, as a sanitizer's crash handler makes it —
-/// afc runs the IR through no optimisation (`run(0)`, no InstCombine) and
-/// says so in a warning: a correct, slower object rather than afc killed
-/// by a signal.
+/// afc runs the IR through no optimisation (`run(0)`, no InstCombine, in a
+/// child too) and says so in a warning: a correct, slower object rather
+/// than afc killed by a signal. Should that die as well (code generation
+/// itself: IR that afc should not have made), it is an internal compiler
+/// error, reported as every other one, not afc killed by LLVM's abort.
 #[cfg(unix)]
 fn isolated(opts: &Options, run: impl Fn(u8) -> Result<Artifacts, String>) -> Result<Artifacts, String> {
-    if opts.opt_level == 0 {
-        return run(0);
+    enum Attempt {
+        Ran(Result<Artifacts, String>),
+        Crashed(String),
     }
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder for LLVM's output: {}", e))?;
-    let Some(child) = child::spawn(&dir.path().join("artifacts"), || run(opts.opt_level).map(|a| a.to_bytes())) else {
-        return run(opts.opt_level);
+    let attempt = |level: u8| -> Result<Attempt, String> {
+        let work = || {
+            dies_for_tests();
+            run(level).map(|a| a.to_bytes())
+        };
+        let Some(child) = child::spawn(&dir.path().join(format!("artifacts-O{}", level)), work) else {
+            return Ok(Attempt::Ran(run(level)));
+        };
+        Ok(match child.wait()? {
+            child::End::Done(bytes) => Attempt::Ran(Artifacts::from_bytes(&bytes).ok_or_else(|| "LLVM's output is unreadable".to_string())),
+            child::End::Failed(e) => Attempt::Ran(Err(e)),
+            child::End::Lost => Attempt::Ran(run(level)),
+            child::End::Crashed(how) => Attempt::Crashed(how),
+        })
     };
-    match child.wait()? {
-        child::End::Done(bytes) => Artifacts::from_bytes(&bytes).ok_or_else(|| "LLVM's output is unreadable".to_string()),
-        child::End::Failed(e) => Err(e),
-        child::End::Lost => run(opts.opt_level),
-        child::End::Crashed(how) => {
-            eprintln!("afc: warning: LLVM crashed optimising this program ({}, an LLVM bug); the object is compiled without optimisation", how);
-            run(0)
-        }
+    let unoptimised = |first: Option<&str>, how: &str| -> ! {
+        let before = first.map(|f| format!("optimising it at -O{} ({}), then ", opts.opt_level, f)).unwrap_or_default();
+        afc_ir::ice::fail(
+            "codegen",
+            &format!("LLVM crashed compiling this program without optimisation ({})", how),
+            &format!("LLVM died in a child process {}compiling it at -O0 ({}): its code generation cannot take IR afc made. `--emit=llvm-ir -O0` prints that IR; LLVM's own message, if it wrote one, is on standard error above.", before, how),
+        )
+    };
+    let how = match attempt(opts.opt_level)? {
+        Attempt::Ran(r) => return r,
+        Attempt::Crashed(how) if opts.opt_level == 0 => unoptimised(None, &how),
+        Attempt::Crashed(how) => how,
+    };
+    eprintln!("afc: warning: LLVM crashed optimising this program ({}, an LLVM bug); the object is compiled without optimisation", how);
+    match attempt(0)? {
+        Attempt::Ran(r) => r,
+        Attempt::Crashed(again) => unoptimised(Some(&how), &again),
     }
 }
 
