@@ -374,7 +374,6 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     Ok(())
 }
 
-
 struct ResultPlan {
     array: Option<VarId>,
     /// The first result naming an array a node of this function produces:
