@@ -912,10 +912,7 @@ fn unguarded_safe(f: &Function, b: &Body) -> bool {
 /// width".
 fn registers(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vector_math: bool, vars: &[afc_ir::labelled::VarInfo]) {
     let bits = cfg.cpu.divide_bits;
-    let wide_compress = n.root.body.leaves().iter().any(|l| match l {
-        LoopBody::Filter { outs, write: FilterWrite::Compress(w), .. } => outs.first().is_some_and(|o| w * 8 * vars[o.0 as usize].ty.prim().bytes() as u32 > bits),
-        _ => false,
-    });
+    let wide_compress = n.root.body.leaves().iter().any(|l| l.compress_bits(vars) > bits);
     n.registers = (bits < cfg.cpu.register_bits && !vector_math && !wide_compress && divider_bound(n, vars)).then_some(bits);
 }
 

@@ -333,11 +333,7 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want: Want) -> Re
 
     // A loop nest read back from a file may ask for what the target lacks.
     let compresses = |p: &Program| {
-        let bits = |f: &afc_ir::loops::Function, l: &afc_ir::loops::LoopBody| match l {
-            afc_ir::loops::LoopBody::Filter { outs, write: afc_ir::loops::FilterWrite::Compress(w), .. } => outs.first().map(|o| w * 8 * f.var(*o).ty.prim().bytes() as u32).unwrap_or(0),
-            _ => 0,
-        };
-        p.functions.iter().flat_map(|f| f.nests().into_iter().flat_map(move |n| n.root.body.leaves().into_iter().map(move |l| bits(f, l)))).max().unwrap_or(0)
+        p.functions.iter().flat_map(|f| f.nests().into_iter().flat_map(move |n| n.root.body.leaves().into_iter().map(move |l| l.compress_bits(&f.vars)))).max().unwrap_or(0)
     };
     let widest = compresses(p);
     if widest > compress_bits(opts) {

@@ -251,6 +251,14 @@ impl LoopBody {
             _ => None,
         }
     }
+    /// The width in bits of the vectors a filter compresses at a time
+    /// (`compress W`: W lanes of its first component), else 0.
+    pub fn compress_bits(&self, vars: &[VarInfo]) -> u32 {
+        match self {
+            LoopBody::Filter { outs, write: FilterWrite::Compress(w), .. } => outs.first().map_or(0, |o| w * 8 * vars[o.0 as usize].ty.prim().bytes() as u32),
+            _ => 0,
+        }
+    }
     /// The variables the body's state is kept in: a fold's results, a
     /// scan's carried values (one per output), a filter's count.
     pub fn state_vars(&self) -> Vec<VarId> {

@@ -347,11 +347,6 @@ pub fn verify(f: &Function) -> Result<(), String> {
         let bits = |r: Option<u32>| r.map_or("the target's widest".to_string(), |b| b.to_string());
         return Err(format!("clusters {} and {} run in fn {} itself but ask for registers of {} and {} bits", inline[0].cluster, w.cluster, f.name, bits(inline[0].registers), bits(w.registers)));
     }
-    if let (Some(VectorMath::Libmvec { bits }), Some(n)) = (f.vector_math, f.nests().into_iter().find(|n| n.registers.is_some_and(|r| r < 512))) {
-        if bits > n.registers.unwrap_or(0) {
-            return Err(format!("cluster {} holds its vectors in {}-bit registers, but fn {} calls vector math in {}-bit vectors", n.cluster, n.registers.unwrap_or(0), f.name, bits));
-        }
-    }
     // A nest makes no count marked unread: nothing may read one.
     let read = f.counts_read();
     for n in f.nests() {
@@ -509,7 +504,7 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, freed: 
                     parallel(&f.vars, n, p)?;
                 }
                 rows(&f.vars, n)?;
-                registers(&f.vars, n)?;
+                registers(f, n)?;
                 for l in n.root.body.leaves() {
                     if let LoopBody::Scan { name, totals, .. } = l {
                         let why = match totals {
@@ -605,18 +600,20 @@ fn parallel(vars: &[VarInfo], n: &LoopNest, p: Parallel) -> Result<(), String> {
 
 /// A nest's `registers B` are 128 or 256 bits (the narrower registers of
 /// x86's vector extensions), and hold every vector a filter of the nest
-/// compresses at a time (`compress W`: the instruction is not split).
-fn registers(vars: &[VarInfo], n: &LoopNest) -> Result<(), String> {
+/// compresses at a time (`compress W`) and its function's vector math
+/// takes: neither instruction is split.
+fn registers(f: &Function, n: &LoopNest) -> Result<(), String> {
     let Some(b) = n.registers else { return Ok(()) };
     if b != 128 && b != 256 {
         return Err(format!("cluster {} asks for registers of {} bits; only 128 and 256 are narrower than a target's widest", n.cluster, b));
     }
+    if let Some(VectorMath::Libmvec { bits }) = f.vector_math.filter(|VectorMath::Libmvec { bits }| *bits > b) {
+        return Err(format!("cluster {} holds its vectors in {}-bit registers, but fn {} calls vector math in {}-bit vectors", n.cluster, b, f.name, bits));
+    }
     for l in n.root.body.leaves() {
-        if let LoopBody::Filter { name, outs, write: FilterWrite::Compress(w), .. } = l {
-            let bits = outs.first().map_or(0, |o| w * 8 * vars[o.0 as usize].ty.prim().bytes() as u32);
-            if bits > b {
-                return Err(format!("cluster {}: filter '{}' compresses {}-bit vectors, wider than the nest's {}-bit registers", n.cluster, name, bits, b));
-            }
+        let bits = l.compress_bits(&f.vars);
+        if bits > b {
+            return Err(format!("cluster {}: filter '{}' compresses {}-bit vectors, wider than the nest's {}-bit registers", n.cluster, l.name(), bits, b));
         }
     }
     Ok(())
