@@ -770,7 +770,11 @@ pub fn model(f: &Function, g: &DepGraph, cost: CostModel, lazy: bool, sized: boo
                 read_sibs.push(vec![]);
                 continue;
             }
-            let r = lp.var(format!("r_{}_{}", v.0, k), 0.0, 1.0, false);
+            // Integer, though every legal clustering's r is 0 or 1
+            // anyway: with every weighed variable integer, the solver
+            // knows the objective is and rounds its bound up (docs/ilp.md,
+            // row 5).
+            let r = lp.var(format!("r_{}_{}", v.0, k), 0.0, 1.0, true);
             let first = k.saturating_sub(SIBLING_WINDOW);
             let sib = |prev: NodeId| fused_siblings.get(&(prev.min(*c), prev.max(*c))).copied().filter(|s| lp.vars[s.0].lo == 0.0);
             let pairs: Vec<(usize, LpVar)> = (first..k).filter_map(|j| sib(readers[j]).map(|s| (j, s))).collect();

@@ -8,6 +8,7 @@
 
 use super::ilp::Model;
 use afc_ir::graph::{DepGraph, Reach};
+use afc_ir::labelled::NodeId;
 use afc_ir::lp::{LpVar, NoPoint, Row, Solver};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
@@ -97,7 +98,9 @@ pub fn cuts_apply(g: &DepGraph, lp: &afc_ir::lp::Lp) -> bool {
 ///   on a path from a to b: a cluster holding a and b holds every node on
 ///   a path between them, so the edge is inside it and fused;
 /// - **parity** (`cut_parity`): `Σ walk ≥ 1` over a closed walk of links
-///   that tie orders, odd in all (`parity_cuts`).
+///   that tie orders, odd in all (`parity_cuts`);
+/// - **order** (`cut_order`): `x_ab ≤ Σ walk` over a walk from b back to
+///   a that may also follow the graph's edges forward (`order_cuts`).
 pub fn cuts(g: &DepGraph, reach: &Reach, m: &Model, v: &[f64]) -> Vec<Row> {
     let n = g.len();
     let free = |x: LpVar| m.lp.vars[x.0].lo == 0.0;
@@ -180,6 +183,63 @@ pub fn cuts(g: &DepGraph, reach: &Reach, m: &Model, v: &[f64]) -> Vec<Row> {
         rows.push(Row { name: format!("{}_{}_{}", name, u, w), terms, lo, hi: f64::INFINITY });
     }
     rows.extend(parity_cuts(n, &m.parity, v));
+    rows.extend(order_cuts(g, m, v));
+    rows
+}
+
+/// Order rows (`cut_order`): positions never decrease along an edge, and
+/// go strictly forward along a fusion-preventing edge or a fusible edge
+/// left apart; fused links keep them equal. So for a strict edge a → b,
+/// a walk from b back to a of graph edges taken forward and links taken
+/// either way has a link apart whenever the edge is: `x_ab ≤ Σ walk`
+/// (`1 ≤ Σ walk` for an edge that is never fused). The lightest such walk
+/// weighs its edges nothing. It holds the cycle, convexity and separation
+/// rows' chains as special cases, and more: a chain from b's side back to
+/// a node that reaches a.
+fn order_cuts(g: &DepGraph, m: &Model, v: &[f64]) -> Vec<Row> {
+    let n = g.len();
+    let free = |x: LpVar| m.lp.vars[x.0].lo == 0.0;
+    let mut adj: Vec<Vec<(usize, Option<LpVar>)>> = vec![vec![]; n];
+    for (a, b, _) in g.edges() {
+        adj[a.0 as usize].push((b.0 as usize, None));
+    }
+    for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
+        // A link fixed fused (rule 11) weighs nothing and is in no row.
+        let link = if m.lp.vars[x.0].hi == 0.0 { None } else { Some(*x) };
+        if free(*x) {
+            adj[a.0 as usize].push((b.0 as usize, link));
+            adj[b.0 as usize].push((a.0 as usize, link));
+        }
+    }
+    let mut walks: Vec<Option<Lightest>> = (0..n).map(|_| None).collect();
+    let mut rows = vec![];
+    let mut seen: HashSet<Vec<LpVar>> = HashSet::new();
+    for (a, b, _) in g.edges() {
+        let (a, b) = (a.0 as usize, b.0 as usize);
+        let x = m.fused_edges.get(&(NodeId(a as u32), NodeId(b as u32))).copied().filter(|x| free(*x));
+        let value = x.map_or(1.0, |x| v[x.0]);
+        if value < EPS {
+            continue;
+        }
+        let walk = walks[b].get_or_insert_with(|| Lightest::from(b, &adj, v));
+        if walk.dist[a] >= value - EPS {
+            continue;
+        }
+        let mut set = walk.links(a);
+        set.sort_unstable();
+        if set.is_empty() || !seen.insert(set.clone()) {
+            continue;
+        }
+        let mut terms: Vec<(LpVar, f64)> = set.into_iter().map(|l| (l, 1.0)).collect();
+        let lo = match x {
+            Some(x) => {
+                terms.push((x, -1.0));
+                0.0
+            }
+            None => 1.0,
+        };
+        rows.push(Row { name: format!("cut_order_{}_{}", a, b), terms, lo, hi: f64::INFINITY });
+    }
     rows
 }
 
