@@ -286,7 +286,10 @@ fn parity_cuts(n: usize, links: &[super::ilp::Parity], v: &[f64]) -> Vec<Row> {
 
 /// Lightest chains of links from one node (Dijkstra; ties by node
 /// number). A link without a variable (a parity walk's tie to the
-/// ground) weighs nothing and is in no row.
+/// ground) weighs nothing and is in no row. Only chains lighter than 1
+/// are followed: every row asks for a chain lighter than a link's value,
+/// at most 1, so a node no lighter chain reaches is left at infinity
+/// (which prunes the search at the links the point keeps apart).
 struct Lightest {
     dist: Vec<f64>,
     prev: Vec<Option<(usize, Option<LpVar>)>>,
@@ -309,7 +312,7 @@ impl Lightest {
             done[u] = true;
             for &(w, x) in &adj[u] {
                 let d = dist[u] + x.map_or(0.0, |x| v[x.0].max(0.0));
-                if d < dist[w] - 1e-12 {
+                if d < dist[w] - 1e-12 && d < 1.0 {
                     dist[w] = d;
                     prev[w] = Some((u, x));
                     heap.push(Reverse((key(d), w)));
