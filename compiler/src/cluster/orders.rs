@@ -141,6 +141,9 @@ impl OrderVars {
         if let Some(l) = g.gathered_order(x, c) {
             vec![l]
         } else if f.node(c).flips_order() {
+            // A reverse takes no label (it is not index-computable), so
+            // these are all the orders it may read in (`agree` relies on it).
+            debug_assert!(self.domain[c.0 as usize].iter().all(|k| *k <= 1));
             self.domain[c.0 as usize].iter().rev().filter(|k| **k <= 1).map(|k| 1 - k).collect()
         } else {
             self.domain[c.0 as usize].clone()
@@ -176,8 +179,14 @@ impl OrderVars {
 /// Rows `|A_k − B_k| ≤ y` for every order k either side may take, where
 /// `A_k`, `B_k` are `[left = k]`, `[right = k]`: with `y = 0` the two
 /// agree. Returns false, with no rows, when they share no order (then
-/// `y` is 1 in every legal clustering). Two orders each side need the row
-/// for one of them only (the other is the same row negated).
+/// `y` is 1 in every legal clustering). `left` and `right` are all the
+/// orders each side may take, so each side's `[· = k]` over them add up to
+/// 1 (its node's indicators, `order_one`, or a constant): where the two
+/// sides take two orders in all, the row for the second is the first's
+/// negated, and only the first is stated. Half of a row that the
+/// indicators' bounds already meet is left out: `A − B ≤ y` when B is the
+/// constant 1 and A at most 1, or A the constant 0 and B at least 0
+/// (`B − A ≤ y` likewise).
 pub fn agree(lp: &mut Lp, name: &str, y: LpVar, left: &[u32], right: &[u32], side: impl Fn(bool, u32) -> Is) -> bool {
     if !left.iter().any(|k| right.contains(k)) {
         return false;
@@ -185,7 +194,7 @@ pub fn agree(lp: &mut Lp, name: &str, y: LpVar, left: &[u32], right: &[u32], sid
     let mut ks: Vec<u32> = left.iter().chain(right).copied().collect();
     ks.sort_unstable();
     ks.dedup();
-    if ks.len() == 2 && left.len() == 2 && right.len() == 2 {
+    if ks.len() == 2 {
         ks.truncate(1);
     }
     for k in ks {
@@ -193,16 +202,22 @@ pub fn agree(lp: &mut Lp, name: &str, y: LpVar, left: &[u32], right: &[u32], sid
         if a.terms.is_empty() && b.terms.is_empty() {
             continue; // both fixed: they agree on k (or share no order)
         }
-        // A − B ≤ y and B − A ≤ y, constants to the right.
+        // A − B ≤ y and B − A ≤ y, constants to the right. A side's terms
+        // are one node's indicators, at most 1 together.
         let mut diff: Vec<(LpVar, f64)> = a.terms.iter().map(|t| (*t, 1.0)).collect();
         diff.extend(b.terms.iter().map(|t| (*t, -1.0)));
         let c = a.constant - b.constant;
-        let mut lo = diff.clone();
-        lo.push((y, -1.0));
-        lp.row(format!("{}_{}_lo", name, k), lo, f64::NEG_INFINITY, -c);
-        let mut hi: Vec<(LpVar, f64)> = diff.iter().map(|(t, w)| (*t, -w)).collect();
-        hi.push((y, -1.0));
-        lp.row(format!("{}_{}_hi", name, k), hi, f64::NEG_INFINITY, c);
+        let most = |i: &Is| if i.terms.is_empty() { 0.0 } else { 1.0 };
+        if most(&a) > -c {
+            let mut lo = diff.clone();
+            lo.push((y, -1.0));
+            lp.row(format!("{}_{}_lo", name, k), lo, f64::NEG_INFINITY, -c);
+        }
+        if most(&b) > c {
+            let mut hi: Vec<(LpVar, f64)> = diff.iter().map(|(t, w)| (*t, -w)).collect();
+            hi.push((y, -1.0));
+            lp.row(format!("{}_{}_hi", name, k), hi, f64::NEG_INFINITY, c);
+        }
     }
     true
 }
