@@ -153,8 +153,8 @@ pub struct Search {
 /// `NODE_WORK / nnz^1.5` nodes (a node's linear programs grow faster than
 /// the model), between `MIN_NODES` and `MAX_NODES`. A node limit does not
 /// bound the root, which at 150-300 combinators can take seconds, so a
-/// model of more than `SEARCH_NNZ` non-zeros is searched only under an
-/// iteration limit as well, `ITERATION_WORK / nnz`, where one applies
+/// model of more than `SEARCH_NNZ` non-zeros is searched under an
+/// iteration limit instead (and `MAX_NODES`), `ITERATION_WORK / nnz`, where one applies
 /// (`with_iterations`: `iteration_limits`), and only up to
 /// `ITERATION_NNZ`; a larger one, or one past `SEARCH_NNZ` where no
 /// iteration limit applies, is not searched (None).
@@ -164,7 +164,10 @@ pub fn default_search(lp: &Lp, with_iterations: bool) -> Option<Search> {
     if nnz <= SEARCH_NNZ {
         Some(Search { nodes, iterations: None })
     } else if with_iterations && nnz <= ITERATION_NNZ {
-        Some(Search { nodes, iterations: Some((ITERATION_WORK / nnz as f64) as u64) })
+        // The iterations bound the work; the node limit's formula (some 45
+        // nodes at 200 combinators) would stop most of these searches
+        // first, at half the proofs (docs/ilp.md, "Deterministic work").
+        Some(Search { nodes: MAX_NODES, iterations: Some((ITERATION_WORK / nnz as f64) as u64) })
     } else {
         None
     }
@@ -206,9 +209,11 @@ pub const SEARCH_NNZ: usize = 7_100;
 /// found nothing better.
 pub const ITERATION_NNZ: usize = separate::MAX_NNZ;
 /// Simplex iterations times non-zeros a search past `SEARCH_NNZ` may take:
-/// with the order rows, 3·10⁷ proves twice as many 200-combinator programs
-/// as 2·10⁷ within 2 s (docs/ilp.md, "Deterministic work").
-const ITERATION_WORK: f64 = 3e7;
+/// 8·10⁷, with no node limit of its own, proves 26 of 48 200-combinator
+/// programs within 2 s, where 3·10⁷ under the node limit proved 14; the
+/// slowest stops at 2.5 s instead of 1.4 (docs/ilp.md, "Deterministic
+/// work").
+const ITERATION_WORK: f64 = 8e7;
 /// The largest model whose linear relaxation is solved by default, in
 /// non-zeros without its separation rows (`Model::base`: what the rest of
 /// the model costs does not depend on how many chains were pruned): it
