@@ -702,3 +702,37 @@ pub fn groups_of(u: &Groups) -> Vec<Vec<NodeId>> {
     }
     by_root.into_values().collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program of `nnz` non-zeros (a multiple of 10): `nnz / 10`
+    /// binaries, and a row over each one and the eight after it.
+    fn of_size(nnz: usize) -> Lp {
+        let mut lp = Lp::default();
+        let vars: Vec<_> = (0..nnz / 10).map(|i| lp.binary(format!("v{}", i))).collect();
+        for i in 0..vars.len() {
+            lp.row(format!("r{}", i), (0..9).map(|k| (vars[(i + k) % vars.len()], 1.0)).collect(), 1.0, f64::INFINITY);
+        }
+        lp
+    }
+
+    /// A part past `SEARCH_NNZ` is bounded by its iterations, not by the
+    /// node formula (some 45 nodes at 200 combinators, which stopped most
+    /// such searches first); a part within it by the formula alone.
+    #[test]
+    fn an_iteration_limited_search_has_no_node_limit_of_its_own() {
+        let small = of_size(5_000);
+        let s = default_search(&small, true).unwrap();
+        assert_eq!(s.iterations, None);
+        assert_eq!(s.nodes, (NODE_WORK / (nnz(&small) as f64).powf(1.5)) as u64);
+        let large = of_size(12_000);
+        assert_eq!(nnz(&large), 12_000);
+        assert!(nnz(&large) > SEARCH_NNZ && nnz(&large) <= ITERATION_NNZ);
+        assert_eq!(default_search(&large, true), Some(Search { nodes: MAX_NODES, iterations: Some((ITERATION_WORK / nnz(&large) as f64) as u64) }));
+        // Where no iteration limit applies (CBC, the lazy model) it is not searched.
+        assert_eq!(default_search(&large, false), None);
+        assert_eq!(default_search(&of_size(ITERATION_NNZ + 1_000), true), None);
+    }
+}
