@@ -160,8 +160,8 @@ pub struct Search {
 /// iteration limit applies, is not searched (None).
 pub fn default_search(lp: &Lp, with_iterations: bool) -> Option<Search> {
     let nnz = nnz(lp);
-    let nodes = ((NODE_WORK / (nnz.max(1) as f64).powf(1.5)) as u64).clamp(MIN_NODES, MAX_NODES);
     if nnz <= SEARCH_NNZ {
+        let nodes = ((NODE_WORK / (nnz.max(1) as f64).powf(1.5)) as u64).clamp(MIN_NODES, MAX_NODES);
         Some(Search { nodes, iterations: None })
     } else if with_iterations && nnz <= ITERATION_NNZ {
         // The iterations bound the work; the node limit's formula (some 45
