@@ -116,6 +116,11 @@ pub enum Stop {
     /// Not searched: the model is too large for the deterministic work
     /// bound (afc's own limit, `default_search`; a solver never returns it).
     SizeLimit,
+    /// The solver failed, or ended in a state that proves nothing (an
+    /// error, a status it should not reach, an answer that contradicts its
+    /// own report): why, for `-v`. A solution it returned still counts if
+    /// it checks, but nothing is proven, not even that the start is best.
+    Failed(&'static str),
 }
 
 #[derive(Clone, Debug)]

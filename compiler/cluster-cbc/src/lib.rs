@@ -76,6 +76,11 @@ pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
         Stop::TimeLimit
     } else if raw.is_node_limit_reached() {
         Stop::NodeLimit
+    } else if raw.is_abandoned() {
+        Stop::Failed("CBC abandoned the search")
+    } else if raw.status() != coin_cbc::raw::Status::Finished {
+        // Stopped for a reason afc sets no limit for.
+        Stop::Failed("CBC stopped early")
     } else {
         Stop::Finished
     };

@@ -267,8 +267,9 @@ unsafe extern "C" fn on_interrupt_check(_kind: c_int, _message: *const c_char, o
 
 pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
     let n = lp.vars.len();
-    // A model HiGHS refuses, or a run that fails: no solution, no bound.
-    let fail = || Solution { status: SolveStatus::None, values: vec![0.0; n], objective: f64::INFINITY, bound: f64::NEG_INFINITY, stop: Stop::Finished };
+    // A model HiGHS refuses, or a run that fails: no solution, no bound,
+    // and nothing proven (the start is not optimal for want of a better).
+    let fail = || Solution { status: SolveStatus::None, values: vec![0.0; n], objective: f64::INFINITY, bound: f64::NEG_INFINITY, stop: Stop::Failed("HiGHS refused the model or its run failed") };
     let clock = std::time::Instant::now();
     let Some(mut run) = one_run(lp, &limits, limits.seconds, true) else { return fail() };
     // HiGHS 1.16 can report a better solution than the one it hands back:
@@ -291,10 +292,15 @@ pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
     let has_solution = values.is_some();
     let values = values.unwrap_or_else(|| vec![0.0; n]);
     let stop = match model {
+        _ if !trusted => Stop::Failed("HiGHS's solution is dearer than the objective it reports"),
+        MODEL_STATUS_OPTIMAL | MODEL_STATUS_MODEL_EMPTY => Stop::Finished,
+        // With a legal start there is a solution: only a model without one
+        // has finished infeasible.
+        MODEL_STATUS_INFEASIBLE if limits.start.is_none() => Stop::Finished,
         MODEL_STATUS_REACHED_TIME_LIMIT => Stop::TimeLimit,
         MODEL_STATUS_REACHED_SOLUTION_LIMIT | MODEL_STATUS_REACHED_ITERATION_LIMIT => Stop::NodeLimit,
         MODEL_STATUS_REACHED_INTERRUPT => Stop::IterationLimit,
-        _ => Stop::Finished,
+        _ => Stop::Failed(status_name(model)),
     };
     let feasible = has_solution && lp.feasible(&values).is_ok();
     let objective = if feasible { lp.value_of(&values) } else { f64::INFINITY };
@@ -315,6 +321,22 @@ pub fn solve(lp: &Lp, limits: Limits<'_>) -> Solution {
         SolveStatus::None => dual,
     };
     Solution { status, objective, values, bound, stop }
+}
+
+/// What a model status afc does not expect means, for `-v`.
+fn status_name(model: HighsInt) -> &'static str {
+    match model {
+        MODEL_STATUS_LOAD_ERROR => "HiGHS: load error",
+        MODEL_STATUS_MODEL_ERROR => "HiGHS: model error",
+        MODEL_STATUS_PRESOLVE_ERROR => "HiGHS: presolve error",
+        MODEL_STATUS_SOLVE_ERROR => "HiGHS: solve error",
+        MODEL_STATUS_POSTSOLVE_ERROR => "HiGHS: postsolve error",
+        MODEL_STATUS_INFEASIBLE => "HiGHS reports a model with a legal start infeasible",
+        MODEL_STATUS_UNBOUNDED_OR_INFEASIBLE | MODEL_STATUS_UNBOUNDED => "HiGHS reports the model unbounded",
+        MODEL_STATUS_REACHED_MEMORY_LIMIT => "HiGHS ran out of memory",
+        MODEL_STATUS_HIGHS_INTERRUPT => "HiGHS was interrupted",
+        _ => "HiGHS ended in an unknown state",
+    }
 }
 
 /// One HiGHS run of the MIP: its model status, the solution it hands
@@ -502,6 +524,20 @@ mod tests {
         lp.row("none".into(), vec![(afc_ir::lp::LpVar(0), 1.0), (afc_ir::lp::LpVar(1), 1.0), (afc_ir::lp::LpVar(2), 1.0)], f64::NEG_INFINITY, 1.0);
         let sol = Highs.solve(&lp, limits(None));
         assert_eq!((sol.status, sol.stop), (SolveStatus::None, Stop::Finished));
+    }
+
+    /// A run HiGHS refuses proves nothing: with a start, it is not taken
+    /// for the optimum for want of a better (it was, until 2026-11-29).
+    #[test]
+    fn a_refused_model_proves_nothing() {
+        let mut lp = triangle();
+        // HiGHS refuses a matrix with an infinite entry (a NaN it takes).
+        lp.rows[0].terms[0].1 = f64::INFINITY;
+        let start = [1.0, 1.0, 1.0];
+        let sol = Highs.solve(&lp, limits(Some(&start)));
+        assert_eq!(sol.status, SolveStatus::None);
+        assert!(matches!(sol.stop, Stop::Failed(_)), "{:?}", sol.stop);
+        assert_eq!(sol.bound, f64::NEG_INFINITY);
     }
 
     #[test]

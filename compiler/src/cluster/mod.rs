@@ -315,6 +315,8 @@ pub fn solve_checked(
             "afc: warning: fn {}: the ILP solver's time limit ({} s) stopped it before its node or iteration limit; the clustering may differ between machines (raise --ilp-time-limit, or set --ilp-nodes)",
             f.name, cfg.time_limit
         );
+    } else if let Stop::Failed(why) = sol.stop {
+        eprintln!("afc: warning: fn {}: the ILP solver failed ({}); the clustering is the best one found before, not proven optimal", f.name, why);
     } else if guide_stopped {
         eprintln!(
             "afc: warning: fn {}: the ILP solver's time limit ({} s) stopped a linear relaxation its warm start is built from; the clustering may differ between machines (raise --ilp-time-limit)",
@@ -571,7 +573,7 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, 
             }
         };
         // The first part that stops names the limit; a time limit anywhere
-        // is reported as such.
+        // is reported as such, and a failure anywhere but beside one.
         if stop == Stop::Finished && sol.stop != Stop::Finished {
             stop = sol.stop;
             limit = match (sol.stop, search) {
@@ -579,8 +581,8 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, 
                 (Stop::IterationLimit, Some(s)) => s.iterations.unwrap_or(0),
                 (_, s) => s.map_or(0, |s| s.nodes),
             };
-        } else if sol.stop == Stop::TimeLimit {
-            stop = Stop::TimeLimit;
+        } else if sol.stop == Stop::TimeLimit || matches!(sol.stop, Stop::Failed(_)) && stop != Stop::TimeLimit {
+            stop = sol.stop;
         }
         match (sol.status, own_value) {
             (SolveStatus::None, Some(w)) => {
@@ -621,6 +623,7 @@ fn stop_reason(cfg: &ClusterConfig, solved: &Solved) -> String {
         Stop::IterationLimit => format!("iteration limit {} reached", solved.limit),
         Stop::TimeLimit => format!("time limit {} s reached", cfg.time_limit),
         Stop::SizeLimit => format!("not searched: {} non-zeros, over {} (--ilp-nodes searches it)", solved.limit, search_nnz(iteration_limits(cfg))),
+        Stop::Failed(why) => format!("the solver failed ({})", why),
         Stop::Finished => "stopped".to_string(),
     }
 }
