@@ -429,10 +429,17 @@ impl Lp {
         Part { lp: std::borrow::Cow::Owned(lp), vars }
     }
 
-    /// Checks a candidate assignment against every bound and row.
+    /// Checks a candidate assignment against every bound and row: one
+    /// finite value per variable (a NaN would pass every comparison).
     pub fn feasible(&self, sol: &[f64]) -> Result<(), String> {
         const EPS: f64 = 1e-6;
+        if sol.len() != self.vars.len() {
+            return Err(format!("{} values for {} variables", sol.len(), self.vars.len()));
+        }
         for (i, v) in self.vars.iter().enumerate() {
+            if !sol[i].is_finite() {
+                return Err(format!("{} = {}", v.name, sol[i]));
+            }
             if sol[i] < v.lo - EPS || sol[i] > v.hi + EPS {
                 return Err(format!("{} = {} outside [{}, {}]", v.name, sol[i], v.lo, v.hi));
             }
@@ -544,6 +551,21 @@ mod tests {
             let sum: f64 = parts.iter().map(|p| p.lp.value_of(&p.restrict(&point))).sum();
             assert_eq!(lp.value_of(&point), sum);
         }
+    }
+
+    /// What a solver hands back is checked whole: a NaN, which every
+    /// bound and row comparison lets through, or a value too few, fails.
+    #[test]
+    fn a_point_with_a_nan_or_a_value_missing_is_not_feasible() {
+        let mut lp = Lp::default();
+        let a = lp.binary("a".into());
+        let b = lp.binary("b".into());
+        lp.row("ab".into(), vec![(a, 1.0), (b, 1.0)], 1.0, f64::INFINITY);
+        assert!(lp.feasible(&[1.0, 0.0]).is_ok());
+        assert!(lp.feasible(&[f64::NAN, 1.0]).is_err());
+        assert!(lp.feasible(&[1.0, f64::INFINITY]).is_err());
+        assert!(lp.feasible(&[1.0]).is_err());
+        assert!(lp.feasible(&[1.0, 0.0, 0.0]).is_err());
     }
 
     #[test]
