@@ -37,6 +37,7 @@ impl Relaxed {
     fn new(lp: &Lp) -> Relaxed {
         let h = Instance::new();
         h.set("output_flag", Opt::Bool(false));
+        // As `one_run`'s: one thread, the count every instance asks for.
         h.set("threads", Opt::Int(1));
         if !h.pass(lp, false) {
             afc_ir::ice::fail("cluster", "HiGHS refused a linear relaxation", &lp.to_lp_format());
@@ -353,7 +354,9 @@ fn one_run(lp: &Lp, limits: &Limits<'_>, seconds: f64, presolve: bool) -> Option
     let n = lp.vars.len();
     let h = Instance::new();
     h.set("output_flag", Opt::Bool(false));
-    // One thread: the same model gives the same answer every time.
+    // One thread: the same model gives the same answer every time. Every
+    // instance must ask for the same count: HiGHS's scheduler is one per
+    // process, and a run asking for another fails (docs/ilp.md).
     h.set("threads", Opt::Int(1));
     h.set("time_limit", Opt::Double(seconds.max(0.0)));
     // HiGHS counts the root as a node; afc's limit counts those after it.
