@@ -154,8 +154,8 @@ pub struct Search {
 /// the model), between `MIN_NODES` and `MAX_NODES`. A node limit does not
 /// bound the root, which at 150-300 combinators can take seconds, so a
 /// model of more than `SEARCH_NNZ` non-zeros is searched under an
-/// iteration limit instead (and `MAX_NODES`), `ITERATION_WORK / nnz`, where one applies
-/// (`with_iterations`: `iteration_limits`), and only up to
+/// iteration limit instead, `ITERATION_WORK / nnz` (with `MAX_NODES`),
+/// where one applies (`with_iterations`: `iteration_limits`), and only up to
 /// `ITERATION_NNZ`; a larger one, or one past `SEARCH_NNZ` where no
 /// iteration limit applies, is not searched (None).
 pub fn default_search(lp: &Lp, with_iterations: bool) -> Option<Search> {
@@ -581,7 +581,7 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, 
                 (Stop::IterationLimit, Some(s)) => s.iterations.unwrap_or(0),
                 (_, s) => s.map_or(0, |s| s.nodes),
             };
-        } else if sol.stop == Stop::TimeLimit || matches!(sol.stop, Stop::Failed(_)) && stop != Stop::TimeLimit {
+        } else if sol.stop == Stop::TimeLimit || (matches!(sol.stop, Stop::Failed(_)) && stop != Stop::TimeLimit) {
             stop = sol.stop;
         }
         match (sol.status, own_value) {
