@@ -6,8 +6,12 @@
 # solve ended (optimal, or best found with its gap), the objective over
 # the greedy clustering's (its warm start) and over the best known
 # (best-known.txt, found by long searches, gen.py's only; `new` marks an
-# objective below it). Sizes and seeds: AFC_ILP_SIZES, AFC_ILP_SEEDS; extra
-# afc flags: AFC_ILP_FLAGS; another table of best objectives: AFC_ILP_BEST.
+# objective below it), and after each size a line against issue 12's
+# goals (`=`): how many were proven optimal, how many met the goal (100
+# combinators: proven within 0.2 s; 200: within 2 s; 400: a clustering
+# within 3 s) and the slowest. Sizes and seeds: AFC_ILP_SIZES,
+# AFC_ILP_SEEDS; extra afc flags: AFC_ILP_FLAGS; another table of best
+# objectives: AFC_ILP_BEST.
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 afc="$root/target/release/afc"
@@ -26,6 +30,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf '%-6s %-5s %8s  %-10s %10s %10s  %s\n' size seed time status "obj/greedy" "obj/best" "how (afc -v)"
 for n in $sizes; do
+    # Issue 12's goal for this size, if it has one: seconds, and whether
+    # the clustering must be proven optimal within them.
+    case $n in
+        100) goal=0.2 prove=yes ;;
+        200) goal=2 prove=yes ;;
+        400) goal=3 prove=no ;;
+        *) goal="" prove=no ;;
+    esac
+    count=0 proven=0 met=0 slowest=0
     for s in $seeds; do
         python3 "$root/testsuite/bench/ilp/$gen.py" --nodes "$n" --seed "$s" > "$work/p.acc"
         start=$(date +%s.%N)
@@ -40,6 +53,20 @@ for n in $sizes; do
         ratio=$(if [ -n "$obj" ] && [ -n "$greedy" ]; then awk "BEGIN { printf \"%.3f\", $obj / $greedy }"; else echo "-"; fi)
         best=$(awk -v n="$n" -v s="$s" '$1 == n && $2 == s { print $3; exit }' "$best_known")
         vs_best=$(if [ -n "$obj" ] && [ -n "$best" ]; then awk "BEGIN { printf \"%.3f%s\", $obj / $best, ($obj < $best - 0.5 ? \" new\" : \"\") }"; else echo "-"; fi)
-        printf '%-6s %-5s %7.2fs  %-10s %10s %10s  %s\n' "$n" "$s" "$(awk "BEGIN { print $end - $start }")" "$status" "$ratio" "$vs_best" "$how"
+        time=$(awk "BEGIN { print $end - $start }")
+        printf '%-6s %-5s %7.2fs  %-10s %10s %10s  %s\n' "$n" "$s" "$time" "$status" "$ratio" "$vs_best" "$how"
+        count=$((count + 1))
+        [ "$status" = optimal ] && proven=$((proven + 1))
+        if [ -n "$goal" ] && awk "BEGIN { exit !($time <= $goal) }" && { [ "$prove" = no ] || [ "$status" = optimal ]; }; then
+            met=$((met + 1))
+        fi
+        slowest=$(awk "BEGIN { print ($time > $slowest) ? $time : $slowest }")
     done
+    summary="= $n: $proven of $count proven optimal"
+    if [ "$prove" = yes ]; then
+        summary="$summary, $met of them within $goal s (the goal)"
+    elif [ -n "$goal" ]; then
+        summary="$summary, $met clustered within $goal s (the goal)"
+    fi
+    printf '%s, slowest %.2f s\n' "$summary" "$slowest"
 done
