@@ -53,14 +53,14 @@ for n in $sizes; do
         ratio=$(if [ -n "$obj" ] && [ -n "$greedy" ]; then awk "BEGIN { printf \"%.3f\", $obj / $greedy }"; else echo "-"; fi)
         best=$(awk -v n="$n" -v s="$s" '$1 == n && $2 == s { print $3; exit }' "$best_known")
         vs_best=$(if [ -n "$obj" ] && [ -n "$best" ]; then awk "BEGIN { printf \"%.3f%s\", $obj / $best, ($obj < $best - 0.5 ? \" new\" : \"\") }"; else echo "-"; fi)
-        time=$(awk "BEGIN { print $end - $start }")
-        printf '%-6s %-5s %7.2fs  %-10s %10s %10s  %s\n' "$n" "$s" "$time" "$status" "$ratio" "$vs_best" "$how"
+        wall=$(awk "BEGIN { print $end - $start }")
+        printf '%-6s %-5s %7.2fs  %-10s %10s %10s  %s\n' "$n" "$s" "$wall" "$status" "$ratio" "$vs_best" "$how"
         count=$((count + 1))
         [ "$status" = optimal ] && proven=$((proven + 1))
-        if [ -n "$goal" ] && awk "BEGIN { exit !($time <= $goal) }" && { [ "$prove" = no ] || [ "$status" = optimal ]; }; then
+        if [ -n "$goal" ] && awk "BEGIN { exit !($wall <= $goal) }" && { [ "$prove" = no ] || [ "$status" = optimal ]; }; then
             met=$((met + 1))
         fi
-        slowest=$(awk "BEGIN { print ($time > $slowest) ? $time : $slowest }")
+        slowest=$(awk "BEGIN { print ($wall > $slowest) ? $wall : $slowest }")
     done
     summary="= $n: $proven of $count proven optimal"
     if [ "$prove" = yes ]; then
