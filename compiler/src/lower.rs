@@ -366,7 +366,7 @@ impl Cx<'_> {
                 }
             }
         }
-        LoopNest { cluster: k, root, stores, span, labels, checks, streaming_from: None, parallel: None, keeps: vec![], registers: None }
+        LoopNest { cluster: k, root, stores, span, labels, checks, streaming_from: None, parallel: None, keeps: vec![], registers: None, outlined: false }
     }
 }
 

@@ -197,15 +197,16 @@ pub fn choose(f: &mut Function, cfg: &Config) {
         }
         registers(n, cfg, vector_math, &vars);
     }
-    // Nests not run in chunks are the function's own code, which has one
-    // register width: unless all of them are narrowed, none is.
-    let inline = |n: &afc_ir::loops::LoopNest| n.parallel.is_none();
+    outline(f);
+    // Nests neither run in chunks nor outlined are the function's own
+    // code, which has one register width: unless all of them are
+    // narrowed, none is.
     let mixed = {
         let nests = f.nests();
-        nests.iter().any(|n| inline(n) && n.registers.is_some()) && nests.iter().any(|n| inline(n) && n.registers.is_none())
+        nests.iter().any(|n| n.inline() && n.registers.is_some()) && nests.iter().any(|n| n.inline() && n.registers.is_none())
     };
     if mixed {
-        for n in f.nests_mut().into_iter().filter(|n| inline(n)) {
+        for n in f.nests_mut().into_iter().filter(|n| n.inline()) {
             n.registers = None;
         }
     }
@@ -563,6 +564,30 @@ fn parallel(n: &mut afc_ir::loops::LoopNest, cfg: &Config, vars: &[afc_ir::label
         n.parallel = Some(afc_ir::loops::Parallel { grain, aligned, two_pass, look_back: two_pass && !cfg.barrier, partials });
         if !two_pass && !partials {
             rows(n, cfg, vars);
+        }
+    }
+}
+
+/// The fewest nests a function must have for those on the calling thread
+/// to be outlined (`outline`).
+const OUTLINE_NESTS: usize = 4;
+
+/// Outlines every nest that runs on the calling thread (`outlined`) in a
+/// function of `OUTLINE_NESTS` nests or more. LLVM's time on a function
+/// grows faster than its size, and the exported function holds every
+/// nest's glue (sizes, allocations, checks, runtime calls) and the nests
+/// that run in it: outlined, each is a function of its own, which the
+/// codegen units spread over parts, and the exported function is glue,
+/// compiled as at -O0. It costs a call per nest and per call of the
+/// function, as a parallel nest's chunk does (docs/strategy.md,
+/// "Outlined nests", gives the measurements).
+fn outline(f: &mut Function) {
+    if f.nests().len() < OUTLINE_NESTS {
+        return;
+    }
+    for n in f.nests_mut() {
+        if n.parallel.is_none() {
+            n.outlined = true;
         }
     }
 }

@@ -73,17 +73,18 @@ struct Gen<'a, 'ctx> {
     registers: Option<u32>,
     /// `-g`: the debug-info builder and this function's subprogram.
     debug: Option<(&'a DebugInfoBuilder<'ctx>, DISubprogram<'ctx>)>,
-    /// Generating a parallel nest's chunk function: what it reads of the
-    /// function around it, and where its errors go.
+    /// Generating a chunk function (a parallel nest's, or an outlined
+    /// nest's): what it reads of the function around it, and where its
+    /// errors go.
     outline: Option<Outline<'ctx>>,
     /// A loop over positions has been emitted into this function (not only
     /// loops over a parallel nest's chunks): it is not glue (hints.rs).
     position_loops: bool,
 }
 
-/// A chunk function (a parallel nest's body, nest.rs) reads the values of
-/// the function that runs it: each value the chunk uses is *taken* on first
-/// use. The body is generated twice: first to learn what it takes (each
+/// A chunk function (a parallel nest's body or an outlined nest, nest.rs)
+/// reads the values of the function that runs it: each value the chunk
+/// uses is *taken* on first use. The body is generated twice: first to learn what it takes (each
 /// taken value a load from a context of 8-byte slots), then as a function
 /// with one parameter per value taken — `noalias` on arrays, as the
 /// calling function's own parameters are, so LLVM keeps vectorising — which
@@ -360,15 +361,15 @@ pub fn emit<'ctx>(cx: &'ctx Context, m: &Module<'ctx>, f: &Function, opts: &Opti
     g.b.position_at_end(entry_bb);
     g.gather_slots()?;
     g.b.build_unconditional_branch(body_bb)?;
-    // Every position in chunk functions: what is left here runs once per
-    // call (a recursive function's body runs once per call too, but calls
-    // may be many).
-    if !g.position_loops && !f.recursive && f.nests().iter().any(|n| n.parallel.is_some()) {
+    // Every position in chunk functions or outlined nests: what is left
+    // here runs once per call (a recursive function's body runs once per
+    // call too, but calls may be many).
+    if !g.position_loops && !f.recursive && f.nests().iter().any(|n| !n.inline()) {
         mark_glue(cx, func);
     }
-    // Nests not run in chunks are code of `f` itself; the verifier has
-    // them agree on their width.
-    if let Some(bits) = f.nests().iter().find(|n| n.parallel.is_none()).and_then(|n| n.registers) {
+    // Nests neither run in chunks nor outlined are code of `f` itself; the
+    // verifier has them agree on their width.
+    if let Some(bits) = f.nests().iter().find(|n| n.inline()).and_then(|n| n.registers) {
         narrow_registers(cx, func, bits);
     }
     Ok(())

@@ -16,8 +16,8 @@
 //!   that the loop vectoriser is told to take whole, at width K and with
 //!   no interleaving: one vector step, which later passes turn back into
 //!   straight-line vector code (its trip count is one vector);
-//! - a function whose positions all run in chunk functions (its own loops
-//!   go over chunks only) is glue: what it runs, it runs once per call, so
+//! - a function whose positions all run in chunk functions or outlined
+//!   nests (its own loops go over chunks only) is glue: what it runs, it runs once per call, so
 //!   it is neither optimised nor given optimising instruction selection
 //!   (`optnone`). Its nests are separate functions, optimised in full.
 

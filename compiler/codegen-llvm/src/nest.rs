@@ -384,6 +384,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         if let Some(par) = n.parallel {
             return self.parallel_nest(n, par);
         }
+        if n.outlined {
+            return self.outlined_nest(n);
+        }
         // State the nest owns: fold results and filter counts are scalars now.
         for e in self.run_nest(n, None, &Tables::new(), &ScatterParts::new(), None)? {
             if binds(&e.leaf) {
@@ -682,6 +685,91 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         Ok(())
     }
 
+    /// An `outlined` nest: its loops in a function of their own (the
+    /// chunk functions' `outline_chunks`, run here as one chunk of all the
+    /// positions), called directly. What the nest binds (folds' results,
+    /// counts read later) comes back in 8-byte slots, and its first error
+    /// in a fault record, reported here as the nest itself would.
+    fn outlined_nest(&mut self, n: &LoopNest) -> R<()> {
+        let cx = self.cx;
+        let (i64t, i8t) = (cx.i64_type(), cx.i8_type());
+        let mut bound = vec![];
+        for l in owned_by(&n.root.body, None).iter().filter(|l| binds(l)) {
+            match l {
+                LoopBody::ManyToOne { results, .. } => bound.extend(results.iter().copied()),
+                LoopBody::Filter { count, .. } => bound.push(*count),
+                _ => {}
+            }
+        }
+        let results = self.entry_alloca(i64t.array_type(bound.len().max(1) as u32).into(), "results")?;
+        let fault = self.entry_alloca(i64t.array_type(4).into(), "fault")?;
+        let name = format!("{}.nest{}", self.f.name, n.cluster);
+        let (body, ctx) = self.outline_chunks(&name, n.span, &mut |g, params| g.outlined_body(n, &bound, results, params))?;
+        let extent = self.size_expr(&n.root.extent)?;
+        self.b.build_store(fault, cx.i32_type().const_zero())?;
+        let zero = i64t.const_zero();
+        self.b.build_call(body, &[ctx.into(), zero.into(), zero.into(), extent.into(), fault.into()], "")?;
+        let code = self.fault_field(fault, 0, cx.i32_type().into())?.into_int_value();
+        let failed = self.b.build_int_compare(IntPredicate::NE, code, cx.i32_type().const_zero(), "nest_failed")?;
+        let (report, go_on) = (self.new_block("nest_error"), self.new_block("nest_done"));
+        self.b.build_conditional_branch(failed, report, go_on)?;
+        self.b.position_at_end(report);
+        self.report_fault(fault)?;
+        self.b.position_at_end(go_on);
+        for (k, v) in bound.iter().enumerate() {
+            let p = self.f.var(*v).ty.prim();
+            let slot = unsafe { self.b.build_in_bounds_gep(i8t, results, &[i64t.const_int(8 * k as u64, false)], "result")? };
+            let x = self.b.build_load(mem_ty(cx, p), slot, &self.name(*v))?;
+            let x = self.value_of_mem(x, p)?;
+            self.scalars.insert(*v, x);
+        }
+        Ok(())
+    }
+
+    /// Field `offset` of a fault record (`afc_rt_fault`: code, where, a, b).
+    fn fault_field(&mut self, fault: PointerValue<'ctx>, offset: u64, t: BasicTypeEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        let p = unsafe { self.b.build_in_bounds_gep(self.cx.i8_type(), fault, &[self.cx.i64_type().const_int(offset, false)], "fault")? };
+        self.b.build_load(t, p, "fault")
+    }
+
+    /// The error a fault record holds, reported as the nest itself would
+    /// (`afc_rt_error`), and the function left with its code.
+    fn report_fault(&mut self, fault: PointerValue<'ctx>) -> R<()> {
+        let (cx, i64t) = (self.cx, self.cx.i64_type());
+        let args = [self.fault_field(fault, 0, cx.i32_type().into())?, self.fault_field(fault, 8, cx.ptr_type(Default::default()).into())?, self.fault_field(fault, 16, i64t.into())?, self.fault_field(fault, 24, i64t.into())?];
+        let args: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
+        let code = self.b.build_call(self.runtime_fn("afc_rt_error"), &args, "code")?.try_as_basic_value().basic().expect("afc_rt_error returns a code");
+        self.b.build_store(self.code_slot, code)?;
+        self.b.build_unconditional_branch(self.fail_bb)?;
+        Ok(())
+    }
+
+    /// An outlined nest's body (`outlined_nest`), generated as a chunk
+    /// function's (`chunk_body`) but running all of the nest's loops, as
+    /// the calling function would, and leaving what it binds in the slots
+    /// of `results` (`bound`'s order).
+    #[allow(clippy::type_complexity)]
+    fn outlined_body(&mut self, n: &LoopNest, bound: &[VarId], results: PointerValue<'ctx>, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
+        let (i64t, i8t) = (self.cx.i64_type(), self.cx.i8_type());
+        let name = format!("{}.nest{}", self.f.name, n.cluster);
+        let (func, mut g, _, done) = self.open_chunk(&name, n.span, Pass::Only, params)?;
+        let ends = g.run_nest(n, None, &Tables::new(), &ScatterParts::new(), None)?;
+        let out = g.take(results.into(), true).into_pointer_value();
+        for e in ends.iter().filter(|e| binds(&e.leaf)) {
+            for (v, x) in &e.vals {
+                let k = bound.iter().position(|b| b == v).unwrap_or_else(|| afc_ir::ice::fail("codegen", "an outlined nest binds a value it was not expected to", &format!("cluster {}: %{}", n.cluster, self.name(*v))));
+                let slot = unsafe { g.b.build_in_bounds_gep(i8t, out, &[i64t.const_int(8 * k as u64, false)], "result")? };
+                let m = g.to_mem(*x)?;
+                g.b.build_store(slot, m)?;
+            }
+        }
+        g.b.build_unconditional_branch(done)?;
+        g.b.position_at_end(done);
+        g.b.build_return(None)?;
+        let taken = g.outline.take().expect("the nest's outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
+        Ok((func, taken))
+    }
+
     /// Positions of a loop per chunk: at least `grain` innermost positions
     /// (`inside` per position of the loop) and at least 1/MAX_CHUNKS of
     /// the loop's `extent`. Only sizes decide it, never the workers.
@@ -735,6 +823,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         let name = format!("{}.nest{}.rows", self.f.name, rows.cluster);
         let stores = nx.stores.clone();
         let (body, ctx) = self.outline_chunks(&name, rows.span, &mut |g, params| g.rows_body(&name, &rows, j, pos, &owned, &tables, &has, &stores, params))?;
+        let body = body.as_global_value().as_pointer_value();
         let rc = self.b.build_call(self.runtime_fn("afc_rt_parallel"), &[body.into(), ctx.into(), extent.into(), size.into()], "rc")?.try_as_basic_value().basic().expect("the runtime returns a code").into_int_value();
         self.fail_on_code(rc, "row")?;
         let positive = self.b.build_int_compare(IntPredicate::SGT, extent, i64t.const_zero(), "some")?;
@@ -893,15 +982,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let (report, go_on) = (self.new_block("first_pass_error"), self.new_block("second_pass_done"));
             self.b.build_conditional_branch(quiet, report, go_on)?;
             self.b.position_at_end(report);
-            let field = |g: &mut Self, k: u64, t: BasicTypeEnum<'ctx>| -> R<BasicValueEnum<'ctx>> {
-                let p = unsafe { g.b.build_in_bounds_gep(cx.i8_type(), fault, &[i64t.const_int(k, false)], "fault")? };
-                g.b.build_load(t, p, "fault")
-            };
-            let args = [field(self, 0, cx.i32_type().into())?, field(self, 8, cx.ptr_type(Default::default()).into())?, field(self, 16, i64t.into())?, field(self, 24, i64t.into())?];
-            let args: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
-            let code = self.b.build_call(self.runtime_fn("afc_rt_error"), &args, "code")?.try_as_basic_value().basic().expect("afc_rt_error returns a code");
-            self.b.build_store(self.code_slot, code)?;
-            self.b.build_unconditional_branch(self.fail_bb)?;
+            self.report_fault(fault)?;
             self.b.position_at_end(go_on);
         }
         self.fail_on_code(rc, "chunks")?;
@@ -1323,7 +1404,8 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     #[allow(clippy::too_many_arguments)]
     fn chunk_fn(&mut self, n: &LoopNest, pass: Pass, tables: &Tables<'ctx>, totals: &Tables<'ctx>, has: &IndexMap<VarId, PointerValue<'ctx>>, chained: Option<IntValue<'ctx>>, parts: &ScatterParts<'ctx>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
         let name = format!("{}.nest{}{}", self.f.name, n.cluster, pass.suffix());
-        self.outline_chunks(&name, n.span, &mut |g, params| g.chunk_body(n, pass, tables, totals, has, chained, parts, params))
+        let (func, ctx) = self.outline_chunks(&name, n.span, &mut |g, params| g.chunk_body(n, pass, tables, totals, has, chained, parts, params))?;
+        Ok((func.as_global_value().as_pointer_value(), ctx))
     }
 
     /// A chunk function named `name` and the context it takes, from `body`,
@@ -1331,7 +1413,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
     /// values it takes, then with one parameter per value; the function the
     /// runtime calls loads them from the context and calls it.
     #[allow(clippy::type_complexity)]
-    fn outline_chunks(&mut self, name: &str, span: Span, body: &mut dyn FnMut(&mut Self, Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)>) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
+    fn outline_chunks(&mut self, name: &str, span: Span, body: &mut dyn FnMut(&mut Self, Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)>) -> R<(FunctionValue<'ctx>, PointerValue<'ctx>)> {
         let cx = self.cx;
         let i64t = cx.i64_type();
         let ptr = cx.ptr_type(Default::default());
@@ -1374,7 +1456,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let slot = unsafe { self.b.build_in_bounds_gep(cx.i8_type(), ctx, &[i64t.const_int(8 * k as u64, false)], "ctx")? };
             self.b.build_store(slot, *v)?;
         }
-        Ok((func.as_global_value().as_pointer_value(), ctx))
+        Ok((func, ctx))
     }
 
     /// One pass of a parallel nest's body as a function of the chunk

@@ -487,6 +487,13 @@ pub struct LoopNest {
     /// 256-bit registers (docs/strategy.md, "Register width"). `None`: the
     /// target's widest.
     pub registers: Option<u32>,
+    /// A nest on the calling thread compiled as a function of its own,
+    /// which the function calls (`outlined`): LLVM's time on one function
+    /// grows faster than its size, and a function whose every nest is a
+    /// function of its own is glue, compiled as at -O0 (docs/strategy.md,
+    /// "Outlined nests"). Never on a parallel nest, whose chunks are
+    /// functions already.
+    pub outlined: bool,
 }
 
 /// How a parallel nest is cut into chunks (docs/strategy.md, "Parallel
@@ -539,6 +546,11 @@ pub const MAX_CHUNKS: u64 = 256;
 pub const CHUNK_QUANTUM: u64 = 64;
 
 impl LoopNest {
+    /// The nest is code of its function itself: neither cut into chunks
+    /// nor outlined.
+    pub fn inline(&self) -> bool {
+        self.parallel.is_none() && !self.outlined
+    }
     pub fn stored(&self, v: VarId) -> bool {
         self.stores.iter().any(|s| s.array == v)
     }

@@ -736,6 +736,7 @@ impl Parser {
         } else {
             None
         };
+        let outlined = self.eat("outlined");
         let streaming_from = if self.eat("streaming") {
             self.expect("from")?;
             Some(self.int()?)
@@ -802,7 +803,7 @@ impl Parser {
         }
         let root = self.looop()?;
         self.expect("}")?;
-        Ok(LoopNest { cluster, root, stores, span, labels, checks, streaming_from, parallel, keeps, registers })
+        Ok(LoopNest { cluster, root, stores, span, labels, checks, streaming_from, parallel, keeps, registers, outlined })
     }
 
     fn call(&mut self) -> R<Call> {

@@ -273,7 +273,8 @@ impl P<'_> {
         let keeps: Vec<String> = n.keeps.iter().map(|k| if k.home == k.array { self.var(k.array) } else { format!("{} in {}", self.var(k.array), self.var(k.home)) }).collect();
         let keeps = if keeps.is_empty() { String::new() } else { format!(" keeps [{}]", keeps.join(", ")) };
         let registers = n.registers.map(|b| format!(" registers {}", b)).unwrap_or_default();
-        let head = format!("nest {}{}{}{} stores [{}]{}{} {{", n.cluster, parallel, streaming, registers, stores.join(", "), keeps, self.loc(n.span));
+        let outlined = if n.outlined { " outlined" } else { "" };
+        let head = format!("nest {}{}{}{}{} stores [{}]{}{} {{", n.cluster, parallel, outlined, streaming, registers, stores.join(", "), keeps, self.loc(n.span));
         self.line(indent, &head);
         for (o, span) in &n.checks {
             let text = format!("check {} >= 0{}", self.operand(o), self.loc(*span));

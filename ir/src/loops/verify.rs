@@ -340,9 +340,9 @@ pub fn verify(f: &Function) -> Result<(), String> {
             return Err(format!("fn {} calls vector math in {}-bit vectors; libmvec has 128-, 256- and 512-bit variants", f.name, bits));
         }
     }
-    // Nests that do not run in chunks are code of the function itself, and
-    // a function's code has one register width.
-    let inline: Vec<&LoopNest> = f.nests().into_iter().filter(|n| n.parallel.is_none()).collect();
+    // Nests neither run in chunks nor outlined are code of the function
+    // itself, and a function's code has one register width.
+    let inline: Vec<&LoopNest> = f.nests().into_iter().filter(|n| n.inline()).collect();
     if let Some(w) = inline.iter().find(|n| n.registers != inline[0].registers) {
         let bits = |r: Option<u32>| r.map_or("the target's widest".to_string(), |b| b.to_string());
         return Err(format!("clusters {} and {} run in fn {} itself but ask for registers of {} and {} bits", inline[0].cluster, w.cluster, f.name, bits(inline[0].registers), bits(w.registers)));
@@ -501,6 +501,9 @@ fn steps(f: &Function, steps_: &[Step], in_memory: &mut IndexSet<VarId>, freed: 
                 let v = V { f, nest: n, in_memory };
                 let elements = v.looop(&n.root, &mut vec![])?;
                 if let Some(p) = n.parallel {
+                    if n.outlined {
+                        return Err(format!("cluster {} is both parallel and outlined: a parallel nest's chunks are functions already", n.cluster));
+                    }
                     parallel(&f.vars, n, p)?;
                 }
                 rows(&f.vars, n)?;
