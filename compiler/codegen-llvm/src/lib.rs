@@ -372,10 +372,15 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want: Want) -> Re
         // clash); an object file's sections, DWARF's too, join as a
         // linker joins them.
         if want == (Want { obj: true, ..Want::default() }) && elf(&triple) {
-            let parts = units::partition(&module, opts.codegen_units);
-            if parts.len() >= 2 {
-                if let Some(obj) = split(&cx, &module, &tm, opts.opt_level, &parts)? {
-                    return Ok(Artifacts { llvm_ir: None, asm: None, obj: Some(obj), units: parts.len() });
+            let partition = units::partition(&module, opts.codegen_units);
+            if partition.parts.len() >= 2 {
+                // Glue alone is compiled as at -O0, its code generation too.
+                let unoptimised = match partition.glue {
+                    Some(_) => Some(target.create_target_machine(&triple, &cpu, &features, OptimizationLevel::None, RelocMode::PIC, CodeModel::Default).ok_or_else(|| format!("cannot create a target machine for '{}' (cpu '{}')", triple.as_str().to_string_lossy(), cpu))?),
+                    None => None,
+                };
+                if let Some(obj) = split(&cx, &module, &tm, unoptimised.as_ref(), opts.opt_level, &partition)? {
+                    return Ok(Artifacts { llvm_ir: None, asm: None, obj: Some(obj), units: partition.parts.len() });
                 }
             }
         }
@@ -403,11 +408,16 @@ fn elf(triple: &TargetTriple) -> bool {
 /// back or its objects cannot be joined: the module is then compiled
 /// whole, which reports LLVM's failures as it always does.
 #[cfg(unix)]
-fn split(cx: &Context, module: &inkwell::module::Module, tm: &TargetMachine, level: u8, parts: &[Vec<String>]) -> Result<Option<Vec<u8>>, String> {
+fn split(cx: &Context, module: &inkwell::module::Module, tm: &TargetMachine, unoptimised: Option<&TargetMachine>, level: u8, partition: &units::Partition) -> Result<Option<Vec<u8>>, String> {
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder for LLVM's output: {}", e))?;
+    let parts = &partition.parts;
     let local = units::localised(module, parts);
     let mut children = vec![];
     for (k, keep) in parts.iter().enumerate() {
+        let (tm, level) = match unoptimised {
+            Some(tm0) if partition.glue == Some(k) => (tm0, 0),
+            _ => (tm, level),
+        };
         let work = || {
             dies_for_tests();
             units::keep_part(module, parts, keep);
@@ -447,7 +457,7 @@ fn dies_for_tests() {
 }
 
 #[cfg(not(unix))]
-fn split(_: &Context, _: &inkwell::module::Module, _: &TargetMachine, _: u8, _: &[Vec<String>]) -> Result<Option<Vec<u8>>, String> {
+fn split(_: &Context, _: &inkwell::module::Module, _: &TargetMachine, _: Option<&TargetMachine>, _: u8, _: &units::Partition) -> Result<Option<Vec<u8>>, String> {
     Ok(None)
 }
 

@@ -368,8 +368,17 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             let msg = format!("{}: negative size", self.f.location(*span));
             self.fail_if(neg, ERR_NEGATIVE_SIZE, &msg, Some(size), None)?;
         }
-        for gi in n.labels.iter().filter(|g| g.whole) {
-            self.check_whole(gi)?;
+        if n.labels.iter().any(|g| g.whole) {
+            if n.inline() {
+                for gi in n.labels.iter().filter(|g| g.whole) {
+                    self.check_whole(gi)?;
+                }
+            } else {
+                // Loops over positions, in a function of their own beside
+                // the nest's: the calling function stays glue.
+                let name = format!("{}.nest{}.check", self.f.name, n.cluster);
+                self.call_outlined(&name, n.span, self.cx.i64_type().const_zero(), &mut |g, params| g.checks_body(n, &name, params))?;
+            }
         }
         // Arrays without storage yet (intermediates, staged results) get
         // afc's own, now that their room is known.
@@ -702,20 +711,9 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             }
         }
         let results = self.entry_alloca(i64t.array_type(bound.len().max(1) as u32).into(), "results")?;
-        let fault = self.entry_alloca(i64t.array_type(4).into(), "fault")?;
         let name = format!("{}.nest{}", self.f.name, n.cluster);
-        let (body, ctx) = self.outline_chunks(&name, n.span, &mut |g, params| g.outlined_body(n, &bound, results, params))?;
         let extent = self.size_expr(&n.root.extent)?;
-        self.b.build_store(fault, cx.i32_type().const_zero())?;
-        let zero = i64t.const_zero();
-        self.b.build_call(body, &[ctx.into(), zero.into(), zero.into(), extent.into(), fault.into()], "")?;
-        let code = self.fault_field(fault, 0, cx.i32_type().into())?.into_int_value();
-        let failed = self.b.build_int_compare(IntPredicate::NE, code, cx.i32_type().const_zero(), "nest_failed")?;
-        let (report, go_on) = (self.new_block("nest_error"), self.new_block("nest_done"));
-        self.b.build_conditional_branch(failed, report, go_on)?;
-        self.b.position_at_end(report);
-        self.report_fault(fault)?;
-        self.b.position_at_end(go_on);
+        self.call_outlined(&name, n.span, extent, &mut |g, params| g.outlined_body(n, &bound, results, params))?;
         for (k, v) in bound.iter().enumerate() {
             let p = self.f.var(*v).ty.prim();
             let slot = unsafe { self.b.build_in_bounds_gep(i8t, results, &[i64t.const_int(8 * k as u64, false)], "result")? };
@@ -724,6 +722,43 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.scalars.insert(*v, x);
         }
         Ok(())
+    }
+
+    /// The function `outline_chunks` makes of `body`, called directly as
+    /// one chunk of `extent` positions, and its first error, if it had
+    /// one, reported here as its code would have.
+    #[allow(clippy::type_complexity)]
+    fn call_outlined(&mut self, name: &str, span: Span, extent: IntValue<'ctx>, body: &mut dyn FnMut(&mut Self, Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)>) -> R<()> {
+        let cx = self.cx;
+        let i64t = cx.i64_type();
+        let fault = self.entry_alloca(i64t.array_type(4).into(), "fault")?;
+        let (func, ctx) = self.outline_chunks(name, span, body)?;
+        self.b.build_store(fault, cx.i32_type().const_zero())?;
+        let zero = i64t.const_zero();
+        self.b.build_call(func, &[ctx.into(), zero.into(), zero.into(), extent.into(), fault.into()], "")?;
+        let code = self.fault_field(fault, 0, cx.i32_type().into())?.into_int_value();
+        let failed = self.b.build_int_compare(IntPredicate::NE, code, cx.i32_type().const_zero(), "outlined_failed")?;
+        let (report, go_on) = (self.new_block("outlined_error"), self.new_block("outlined_done"));
+        self.b.build_conditional_branch(failed, report, go_on)?;
+        self.b.position_at_end(report);
+        self.report_fault(fault)?;
+        self.b.position_at_end(go_on);
+        Ok(())
+    }
+
+    /// The whole-index checks of a nest that is not inline (`check_whole`),
+    /// as a function of their own (`call_outlined`).
+    #[allow(clippy::type_complexity)]
+    fn checks_body(&mut self, n: &LoopNest, name: &str, params: Option<&[(BasicValueEnum<'ctx>, bool)]>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
+        let (func, mut g, _, done) = self.open_chunk(name, n.span, Pass::Only, params)?;
+        for gi in n.labels.iter().filter(|g| g.whole) {
+            g.check_whole(gi)?;
+        }
+        g.b.build_unconditional_branch(done)?;
+        g.b.position_at_end(done);
+        g.b.build_return(None)?;
+        let taken = g.outline.take().expect("the checks' outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
+        Ok((func, taken))
     }
 
     /// Field `offset` of a fault record (`afc_rt_fault`: code, where, a, b).
