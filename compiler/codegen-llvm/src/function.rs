@@ -84,11 +84,12 @@ struct Gen<'a, 'ctx> {
 
 /// A chunk function (a parallel nest's body or an outlined nest, nest.rs)
 /// reads the values of the function that runs it: each value the chunk
-/// uses is *taken* on first use. The body is generated twice: first to learn what it takes (each
-/// taken value a load from a context of 8-byte slots), then as a function
-/// with one parameter per value taken — `noalias` on arrays, as the
-/// calling function's own parameters are, so LLVM keeps vectorising — which
-/// a wrapper that loads the context calls and inlines.
+/// uses is *taken* on first use. The body is generated twice: first to
+/// learn what it takes (each taken value a load from a context of 8-byte
+/// slots), then as a function with one parameter per value taken —
+/// `noalias` on arrays, as the calling function's own parameters are, so
+/// LLVM keeps vectorising — which a wrapper that loads the context calls
+/// and inlines.
 struct Outline<'ctx> {
     /// The first pass: where the context is, and a builder positioned
     /// before the chunk entry block's branch, for its loads.

@@ -17,9 +17,10 @@
 //!   no interleaving: one vector step, which later passes turn back into
 //!   straight-line vector code (its trip count is one vector);
 //! - a function whose positions all run in chunk functions or outlined
-//!   nests (its own loops go over chunks only) is glue: what it runs, it runs once per call, so
-//!   it is neither optimised nor given optimising instruction selection
-//!   (`optnone`). Its nests are separate functions, optimised in full.
+//!   nests (its own loops go over chunks only) is glue: what it runs, it
+//!   runs once per call, so it is neither optimised nor given optimising
+//!   instruction selection (`optnone`; much of it is a part compiled at
+//!   -O0, units.rs). Its nests are separate functions, optimised in full.
 
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::{AsContextRef, Context};

@@ -327,9 +327,8 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want: Want) -> Re
         2 => OptimizationLevel::Default,
         _ => OptimizationLevel::Aggressive,
     };
-    let tm = target
-        .create_target_machine(&triple, &cpu, &features, level, RelocMode::PIC, CodeModel::Default)
-        .ok_or_else(|| format!("cannot create a target machine for '{}' (cpu '{}')", triple.as_str().to_string_lossy(), cpu))?;
+    let machine = |level| target.create_target_machine(&triple, &cpu, &features, level, RelocMode::PIC, CodeModel::Default).ok_or_else(|| format!("cannot create a target machine for '{}' (cpu '{}')", triple.as_str().to_string_lossy(), cpu));
+    let tm = machine(level)?;
 
     // A loop nest read back from a file may ask for what the target lacks.
     let compresses = |p: &Program| {
@@ -375,10 +374,7 @@ pub fn compile(p: &Program, module_name: &str, opts: &Options, want: Want) -> Re
             let partition = units::partition(&module, opts.codegen_units);
             if partition.parts.len() >= 2 {
                 // Glue alone is compiled as at -O0, its code generation too.
-                let unoptimised = match partition.glue {
-                    Some(_) => Some(target.create_target_machine(&triple, &cpu, &features, OptimizationLevel::None, RelocMode::PIC, CodeModel::Default).ok_or_else(|| format!("cannot create a target machine for '{}' (cpu '{}')", triple.as_str().to_string_lossy(), cpu))?),
-                    None => None,
-                };
+                let unoptimised = partition.glue.map(|_| machine(OptimizationLevel::None)).transpose()?;
                 if let Some(obj) = split(&cx, &module, &tm, unoptimised.as_ref(), opts.opt_level, &partition)? {
                     return Ok(Artifacts { llvm_ir: None, asm: None, obj: Some(obj), units: partition.parts.len() });
                 }

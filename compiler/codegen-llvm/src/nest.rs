@@ -754,11 +754,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
         for gi in n.labels.iter().filter(|g| g.whole) {
             g.check_whole(gi)?;
         }
-        g.b.build_unconditional_branch(done)?;
-        g.b.position_at_end(done);
-        g.b.build_return(None)?;
-        let taken = g.outline.take().expect("the checks' outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
-        Ok((func, taken))
+        g.finish_chunk(func, done)
     }
 
     /// Field `offset` of a fault record (`afc_rt_fault`: code, where, a, b).
@@ -798,11 +794,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 g.b.build_store(slot, m)?;
             }
         }
-        g.b.build_unconditional_branch(done)?;
-        g.b.position_at_end(done);
-        g.b.build_return(None)?;
-        let taken = g.outline.take().expect("the nest's outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
-        Ok((func, taken))
+        g.finish_chunk(func, done)
     }
 
     /// Positions of a loop per chunk: at least `grain` innermost positions
@@ -906,11 +898,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             };
             g.leave_partial(&End { leaf: l.clone(), vals, has: has_value }, tables, has, chunk.index)?;
         }
-        g.b.build_unconditional_branch(done)?;
-        g.b.position_at_end(done);
-        g.b.build_return(None)?;
-        let taken = g.outline.take().expect("the chunk's outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
-        Ok((func, taken))
+        g.finish_chunk(func, done)
     }
 
     /// A parallel nest in chunks of its root loop: its loops go into a
@@ -1574,11 +1562,7 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
                 }
             }
         }
-        g.b.build_unconditional_branch(done)?;
-        g.b.position_at_end(done);
-        g.b.build_return(None)?;
-        let taken = g.outline.take().expect("the chunk's outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
-        Ok((func, taken))
+        g.finish_chunk(func, done)
     }
 
     /// In a chunk function: a state's end as the chunk's partial result, in
@@ -1598,6 +1582,18 @@ impl<'a, 'ctx> Gen<'a, 'ctx> {
             self.b.build_store(ep, self.b.build_int_z_extend(h, i8t, "has")?)?;
         }
         Ok(())
+    }
+
+    /// Ends a chunk function's body (`open_chunk`'s `func`): what is left
+    /// runs on to `done`, which returns. Returns the function and the
+    /// values it took, in order.
+    #[allow(clippy::type_complexity)]
+    fn finish_chunk(mut self, func: FunctionValue<'ctx>, done: BasicBlock<'ctx>) -> R<(FunctionValue<'ctx>, Vec<(BasicValueEnum<'ctx>, bool)>)> {
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        self.b.build_return(None)?;
+        let taken = self.outline.take().expect("a chunk function's outline").taken.into_inner().into_iter().map(|(parent, (_, array))| (parent, array)).collect();
+        Ok((func, taken))
     }
 
     /// A chunk function's body being generated (`chunk_body`,
