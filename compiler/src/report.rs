@@ -200,7 +200,7 @@ fn with_edge_fused(f: &Function, g: &DepGraph, m: &Model, asked: &Asked, a: Node
     let rest = asked.chosen - part.lp.value_of(&part.restrict(&asked.values));
     let mut lp = part.lp.clone().into_owned();
     lp.row(format!("report_fuse_{}_{}", a.0, b.0), vec![(LpVar(local), 1.0)], 0.0, 0.0);
-    let solve = |lp: &mut Lp| crate::cluster::solve_rounds(cfg, None, lp, &mut None, None, |_| vec![], |_| None);
+    let solve = |lp: &mut Lp| crate::cluster::solve_rounds(cfg, None, lp, &mut None, Default::default(), |_| vec![], |_| None);
     let fused = solve(&mut lp);
     match fused.end {
         End::Infeasible => {

@@ -71,6 +71,7 @@ fn ilp_choice_is_the_cheapest_legal_clustering() {
     assert!(count < 20 || seen.mirrored > 0, "no program had a part kept out of its mirror image: rule 12 is not exercised");
     assert!(count < 100 || seen.parity > 0, "no program got a parity row: the parity cuts are not exercised");
     assert!(count < 200 || seen.order > 0, "no program got an order row: the order cuts are not exercised");
+    assert!(count < 20 || seen.windowed > 0, "no window found better than greedy: the windows are not exercised");
 }
 
 /// `i1` reads `m`'s length, so it comes after `m`'s cluster, which holds
@@ -138,7 +139,8 @@ fn a_group_fixed_fused_is_costed_whole() {
 
 /// What the programs checked exercised: solved in parts, root cuts,
 /// separation rows left out as implied, edges fixed fused as dominating,
-/// parts kept out of their mirror images, parity rows, order rows.
+/// parts kept out of their mirror images, parity rows, order rows, windows
+/// that found better than their start.
 #[derive(Default)]
 struct Exercised {
     checked: usize,
@@ -149,6 +151,7 @@ struct Exercised {
     mirrored: usize,
     parity: usize,
     order: usize,
+    windowed: usize,
 }
 
 impl Exercised {
@@ -161,6 +164,7 @@ impl Exercised {
         self.mirrored += o.mirrored;
         self.parity += o.parity;
         self.order += o.order;
+        self.windowed += o.windowed;
     }
 }
 
@@ -264,6 +268,7 @@ fn cheapest_legal_clustering(src: &str) -> Exercised {
     for u in &under {
         assert!(u.ilp.dominated.iter().all(|(a, b)| of[a] == of[b]), "greedy leaves a dominated pair apart\n{}", src);
     }
+    let windowed = windows_from(f, g, &under[0].ilp, &greedy, under[0].best, src);
     // Models of independent parts are solved part by part (docs/ilp.md).
     Exercised {
         checked: 1,
@@ -274,7 +279,45 @@ fn cheapest_legal_clustering(src: &str) -> Exercised {
         mirrored: under[0].ilp.mirrored.len(),
         parity: under[0].ilp.lp.rows.iter().any(|r| r.name.starts_with("cut_parity")) as usize,
         order: under[0].ilp.lp.rows.iter().any(|r| r.name.starts_with("cut_order")) as usize,
+        windowed,
     }
+}
+
+/// The windows (docs/ilp.md, "Windows"), two nodes wide, over each part
+/// of the model (root cuts included) from greedy's start: what they find
+/// is a point of the model, cheaper than the start, no cheaper than the
+/// optimum (`best`), and a legal clustering. Returns the parts where a
+/// window found better.
+fn windows_from(f: &afc_ir::labelled::Function, g: &afc_ir::graph::DepGraph, m: &afc::cluster::ilp::Model, greedy: &Clustering, best: f64, src: &str) -> usize {
+    use afc::cluster::windows;
+    let shape = windows::Shape { nodes: 2, step: 1, margin: 1 };
+    let start = m.assignment(f, g, greedy);
+    let near = m.locality();
+    let mut point = start.clone();
+    let mut found = 0;
+    for part in m.lp.parts().iter().filter(|p| !p.lp.rows.is_empty()) {
+        let own = part.restrict(&start);
+        let out = windows::search(&afc_cluster_highs::Highs, part, &near, &own, 10.0, shape);
+        assert_eq!(out.stop, afc_ir::lp::Stop::Finished, "{}", src);
+        let Some(v) = out.values else { continue };
+        part.lp.feasible(&v).unwrap_or_else(|e| panic!("a window's point breaks the part: {}\n{}", e, src));
+        assert!(part.lp.value_of(&v) < part.lp.value_of(&own) - 0.5, "{}", src);
+        for (i, x) in part.vars.iter().enumerate() {
+            point[x.0] = v[i];
+        }
+        found += 1;
+    }
+    m.lp.feasible(&point).unwrap_or_else(|e| panic!("the windows' point breaks the model: {}\n{}", e, src));
+    assert!(m.lp.value_of(&point) >= best - 1e-6, "the windows beat the optimum ({} against {})\n{}", m.lp.value_of(&point), best, src);
+    let mut groups = afc::cluster::Groups::new(g.len());
+    for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
+        if point[x.0] < 0.5 {
+            groups.union(a.0 as usize, b.0 as usize);
+        }
+    }
+    let clusters = order_clusters(f, g, afc::cluster::groups_of(&groups)).unwrap_or_else(|| panic!("the windows' clusters depend on each other cyclically\n{}", src));
+    verify(f, g, &Clustering::new(clusters, "windows")).unwrap_or_else(|e| panic!("the windows' clustering is illegal: {}\n{}", e, src));
+    found
 }
 
 #[test]

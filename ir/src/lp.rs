@@ -429,6 +429,33 @@ impl Lp {
         Part { lp: std::borrow::Cow::Owned(lp), vars }
     }
 
+    /// The program over the variables `free` marks, the others fixed at
+    /// `values` (a point that satisfies every row): each row's fixed terms
+    /// go into its bounds, and a row with no free variable is left out (it
+    /// holds whatever the free ones are). With the fixed values put back,
+    /// its feasible points are the whole's that agree with `values` off
+    /// `free`, and its objective differs from the whole's by a constant.
+    pub fn fixing(&self, values: &[f64], free: &[bool]) -> Part<'static> {
+        let mut at: Vec<Option<usize>> = vec![None; self.vars.len()];
+        let (mut lp, mut vars) = (Lp::default(), vec![]);
+        for (i, v) in self.vars.iter().enumerate() {
+            if free[i] {
+                at[i] = Some(vars.len());
+                vars.push(LpVar(i));
+                lp.vars.push(v.clone());
+            }
+        }
+        for r in &self.rows {
+            let fixed: f64 = r.terms.iter().filter(|(v, _)| !free[v.0]).map(|(v, c)| c * values[v.0]).sum();
+            let terms: Vec<(LpVar, f64)> = r.terms.iter().filter_map(|(v, c)| at[v.0].map(|i| (LpVar(i), *c))).collect();
+            if !terms.is_empty() {
+                lp.rows.push(Row { name: r.name.clone(), terms, lo: r.lo - fixed, hi: r.hi - fixed });
+            }
+        }
+        lp.objective = self.objective.iter().filter_map(|(v, c)| at[v.0].map(|i| (LpVar(i), *c))).collect();
+        Part { lp: std::borrow::Cow::Owned(lp), vars }
+    }
+
     /// Checks a candidate assignment against every bound and row: one
     /// finite value per variable (a NaN would pass every comparison).
     pub fn feasible(&self, sol: &[f64]) -> Result<(), String> {
@@ -550,6 +577,40 @@ mod tests {
             assert_eq!(whole, each, "{:?}", point);
             let sum: f64 = parts.iter().map(|p| p.lp.value_of(&p.restrict(&point))).sum();
             assert_eq!(lp.value_of(&point), sum);
+        }
+    }
+
+    /// A program with some variables fixed: rows keep the fixed terms in
+    /// their bounds, a row left with none of the free ones is left out,
+    /// and a point of the fixed program put back into the whole is
+    /// feasible exactly when the whole's point agreeing off the free
+    /// variables is.
+    #[test]
+    fn fixing_moves_the_fixed_terms_into_the_bounds() {
+        let mut lp = Lp::default();
+        let a = lp.binary("a".into());
+        let b = lp.binary("b".into());
+        let c = lp.binary("c".into());
+        let p = lp.var("p".into(), 0.0, 4.0, false);
+        lp.row("abc".into(), vec![(a, 1.0), (b, 1.0), (c, 1.0)], 1.0, 2.0);
+        lp.row("ap".into(), vec![(a, 2.0), (p, -1.0)], f64::NEG_INFINITY, 0.0);
+        lp.row("c".into(), vec![(c, 1.0)], 0.0, 1.0);
+        lp.objective = vec![(a, 5.0), (b, 3.0), (c, 1.0)];
+        let at = [1.0, 0.0, 1.0, 2.0];
+        assert!(lp.feasible(&at).is_ok());
+        let piece = lp.fixing(&at, &[false, true, false, true]);
+        assert_eq!(piece.vars, vec![b, p]);
+        let names: Vec<&str> = piece.lp.rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["abc", "ap"]);
+        assert_eq!(piece.lp.rows[0].terms, [(LpVar(0), 1.0)]);
+        assert_eq!((piece.lp.rows[0].lo, piece.lp.rows[0].hi), (-1.0, 0.0));
+        assert_eq!(piece.lp.rows[1].terms, [(LpVar(1), -1.0)]);
+        assert_eq!((piece.lp.rows[1].lo, piece.lp.rows[1].hi), (f64::NEG_INFINITY, -2.0));
+        assert_eq!(piece.lp.objective, vec![(LpVar(0), 3.0)]);
+        for (bv, pv) in [(0.0, 2.0), (1.0, 2.0), (0.0, 1.0), (1.0, 4.0)] {
+            let whole = [1.0, bv, 1.0, pv];
+            assert_eq!(piece.lp.feasible(&[bv, pv]).is_ok(), lp.feasible(&whole).is_ok(), "b = {}, p = {}", bv, pv);
+            assert_eq!(lp.value_of(&whole) - piece.lp.value_of(&[bv, pv]), 6.0);
         }
     }
 

@@ -167,6 +167,22 @@ impl Model {
         v
     }
 
+    /// The nodes each link and order indicator is about, for the windows
+    /// (`super::windows`).
+    pub fn locality(&self) -> super::windows::Locality {
+        let mut near = super::windows::Locality::new(self.lp.vars.len());
+        for ((a, b), x) in self.fused_edges.iter().chain(self.fused_siblings.iter()) {
+            near.set(*x, a.0, b.0);
+        }
+        for a in 0..self.orders.o.len() {
+            for w in self.orders.indicators(a) {
+                near.set(*w, a as u32, a as u32);
+            }
+            near.set_position(self.pi[a], a as u32);
+        }
+        near
+    }
+
     /// The objective of the arrays cost model over this model's variables:
     /// one per array written. Its relaxation guides the rounding of a
     /// model too large for root cuts (`warm_start`).
@@ -1174,7 +1190,7 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
     let values = m.assignment(f, g, &greedy);
     let value = m.lp.value_of(&values);
     let at_bound = m.lp.at_trivial_bound(&values);
-    let mut best = super::WarmStart { clustering: greedy, values, note: format!("greedy {}", value), relaxation: None, stopped: false };
+    let mut best = super::WarmStart { clustering: greedy, values, note: format!("greedy {}", value), relaxation: None, stopped: false, near: None };
     let mut best_value = value;
     // Past RELAX_NNZ the relaxation is solved in chunks, up to CHUNKED_NNZ.
     let chunked = cfg.nodes.is_none() && !m.relax;
@@ -1243,7 +1259,7 @@ fn warm_start_from(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig, m: &M
         let values = m.assignment(f, g, &rounded);
         let r = m.lp.value_of(&values);
         if r < best_value - 0.5 && m.lp.feasible(&values).is_ok() {
-            best = super::WarmStart { clustering: rounded, values, note: format!("greedy {}, rounded {}", value, r), relaxation: best.relaxation, stopped: best.stopped };
+            best = super::WarmStart { clustering: rounded, values, note: format!("greedy {}, rounded {}", value, r), relaxation: best.relaxation, stopped: best.stopped, near: None };
             best_value = r;
         }
     }
@@ -1353,13 +1369,18 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
     let (relaxation, cut_short) = if m.lp.at_trivial_bound(&values) { (None, false) } else { strengthen(g, cfg, &mut m) };
     let mut warm = warm_start_from(f, g, cfg, &m, relaxation, greedy);
     warm.stopped |= cut_short;
+    // The lazy model's rows are not all there, so a window's answer could
+    // break one it lacks: only the edge model is searched in windows.
+    let lazy = cfg.model == super::IlpModel::Lazy;
+    if !lazy {
+        warm.near = Some(m.locality());
+    }
     let label = if cfg.cost == CostModel::Traffic { "ilp".to_string() } else { format!("ilp (cost {})", cfg.cost.name()) };
     // Moved, not copied: what the closures below use of the model is the rest.
     let lp = std::mem::take(&mut m.lp);
     // The edge model states every rule, so only the lazy one has rows a
     // solution can break (a whole check of them costs the square of the
     // graph: 0.5 s at 8,000 combinators).
-    let lazy = cfg.model == super::IlpModel::Lazy;
     super::solve_checked(f, g, cfg, lp, &label, Some(warm), |v| if lazy { m.cuts(g, &reach, v) } else { vec![] }, |v| Some(m.repair(f, g, v)), |sol| {
         let mut groups = Groups::new(g.len());
         for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {

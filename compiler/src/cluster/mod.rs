@@ -9,6 +9,7 @@ pub mod ilp;
 pub mod orders;
 pub mod pairs;
 pub mod separate;
+pub mod windows;
 
 use afc_ir::cluster::{verify, Clustering};
 use afc_ir::lp::{Limits, Lp, Progress, Row, Solution, SolveStatus, Solver, Stop, Watch};
@@ -271,6 +272,9 @@ pub struct WarmStart {
     /// Whether the time limit stopped a relaxation it was built from (the
     /// root cuts' or a guide's): then it may differ between machines.
     pub stopped: bool,
+    /// The nodes each variable is about, where parts too large to search
+    /// whole may be searched in windows (`windows`).
+    pub near: Option<windows::Locality>,
 }
 
 /// A legal clustering and its values in the model: the warm start, or a
@@ -305,9 +309,10 @@ pub fn solve_checked(
     let note = start.as_ref().map(|w| w.note.clone());
     let guide_stopped = start.as_ref().is_some_and(|w| w.stopped);
     let relaxation = start.as_mut().and_then(|w| w.relaxation.take());
+    let near = start.as_mut().and_then(|w| w.near.take());
     let mut incumbent: Incumbent = start.and_then(|w| lp.feasible(&w.values).is_ok().then_some((w.clustering, w.values)));
     let warm = incumbent.as_ref().and(note);
-    let Rounds { solved, rounds, end, bound } = solve_rounds(cfg, Some(&f.name), &mut lp, &mut incumbent, relaxation.as_deref(), separate, repair);
+    let Rounds { solved, rounds, end, bound } = solve_rounds(cfg, Some(&f.name), &mut lp, &mut incumbent, Known { relaxation: relaxation.as_deref(), near: near.as_ref() }, separate, repair);
     let sol = &solved.solution;
     // The one way the clustering can depend on the machine: say so.
     if sol.stop == Stop::TimeLimit {
@@ -415,7 +420,7 @@ pub(crate) fn solve_rounds(
     shown_as: Option<&str>,
     lp: &mut Lp,
     incumbent: &mut Incumbent,
-    relaxation: Option<&[f64]>,
+    known: Known<'_>,
     mut separate: impl FnMut(&[f64]) -> Vec<Row>,
     mut repair: impl FnMut(&[f64]) -> Incumbent,
 ) -> Rounds {
@@ -428,7 +433,7 @@ pub(crate) fn solve_rounds(
         let seconds = (cfg.time_limit - clock.elapsed().as_secs_f64()).max(0.0);
         let start = incumbent.as_ref().map(|(_, v)| v.as_slice());
         debug_assert!(start.is_none_or(|v| lp.feasible(v).is_ok()), "a lazy row cuts off a legal clustering");
-        let solved = solve_parts(cfg, shown_as, lp, start, relaxation, seconds);
+        let solved = solve_parts(cfg, shown_as, lp, start, known, seconds);
         let finished = solved.solution.stop == Stop::Finished;
         bound = bound.max(solved.solution.bound);
         let stopped = |bound: f64, solved: &Solved| End::Stopped {
@@ -479,6 +484,17 @@ pub(crate) fn solve_rounds(
     }
 }
 
+/// What the warm start brings to a solve beside its values.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Known<'a> {
+    /// An optimum of the model's linear relaxation: it bounds the parts
+    /// not searched.
+    pub relaxation: Option<&'a [f64]>,
+    /// The nodes each variable is about, where parts too large to search
+    /// whole are searched in windows (`windows`).
+    pub near: Option<&'a windows::Locality>,
+}
+
 /// A model solved part by part.
 pub(crate) struct Solved {
     /// The parts' answers put together: optimal when every part's is.
@@ -493,6 +509,9 @@ pub(crate) struct Solved {
     /// its own (its iteration limit for `Stop::IterationLimit`, the
     /// non-zeros of the first part not searched for `Stop::SizeLimit`).
     pub limit: u64,
+    /// Windows searched in parts not searched whole, and how many of them
+    /// found a cheaper clustering (`windows`).
+    pub windows: (usize, usize),
 }
 
 /// Solves the model's independent parts one at a time (docs/ilp.md,
@@ -503,11 +522,12 @@ pub(crate) struct Solved {
 /// the warm start's share as its start, and keeps the
 /// warm start's values where the solver finds nothing better; the time
 /// limit is shared by all.
-pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, start: Option<&[f64]>, relaxation: Option<&[f64]>, time_limit: f64) -> Solved {
+pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, start: Option<&[f64]>, known: Known<'_>, time_limit: f64) -> Solved {
     let clock = std::time::Instant::now();
     let mut values = start.map(|v| v.to_vec()).unwrap_or_else(|| lp.vars.iter().map(|v| v.lo).collect());
     let (mut optimal, mut found, mut improved) = (true, true, false);
     let (mut bound, mut stop, mut limit, mut parts) = (0.0, Stop::Finished, 0, 0);
+    let mut windowed = (0, 0);
     let all = lp.parts();
     let searched = all.iter().filter(|p| !p.lp.rows.is_empty()).count();
     let at = std::cell::Cell::new(0);
@@ -565,7 +585,24 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, 
             (_, Some(w)) if own_start.as_deref().is_some_and(|v| part.lp.at_trivial_bound(v)) => {
                 Solution { status: SolveStatus::None, values: vec![], objective: w, bound: w, stop: Stop::Finished }
             }
-            (None, Some(_)) => unsearched(cfg.solver, part, relaxation, seconds),
+            (None, Some(_)) => {
+                let mut sol = unsearched(cfg.solver, part, known.relaxation, seconds);
+                // Too large to search whole, it may be searched in windows
+                // from its start (docs/ilp.md, "Windows").
+                if let (Some(near), Some(s)) = (known.near.filter(|_| cfg.nodes.is_none() && windows::apply(cfg.solver, nnz(&part.lp))), own_start.as_deref()) {
+                    let left = (time_limit - clock.elapsed().as_secs_f64()).max(0.0);
+                    let w = windows::search(cfg.solver, part, near, s, left, windows::SHAPE);
+                    windowed = (windowed.0 + w.searched, windowed.1 + w.improved);
+                    if let Some(v) = w.values {
+                        sol.objective = part.lp.value_of(&v);
+                        (sol.status, sol.values) = (SolveStatus::Feasible, v);
+                    }
+                    if w.stop != Stop::Finished {
+                        sol.stop = w.stop;
+                    }
+                }
+                sol
+            }
             // Without a warm start even a large part needs the root.
             (search, _) => {
                 let Search { nodes, iterations } = search.unwrap_or(Search { nodes: 0, iterations: None });
@@ -613,7 +650,7 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, 
     let improved = if start.is_some() { improved } else { found };
     let objective = lp.value_of(&values);
     let bound = if status == SolveStatus::Optimal { objective } else { bound.min(objective) };
-    Solved { solution: Solution { status, values, objective, bound, stop }, parts, improved, limit }
+    Solved { solution: Solution { status, values, objective, bound, stop }, parts, improved, limit, windows: windowed }
 }
 
 /// What stopped a solve early, for `-v`.
@@ -622,7 +659,13 @@ fn stop_reason(cfg: &ClusterConfig, solved: &Solved) -> String {
         Stop::NodeLimit => format!("node limit {} reached", solved.limit),
         Stop::IterationLimit => format!("iteration limit {} reached", solved.limit),
         Stop::TimeLimit => format!("time limit {} s reached", cfg.time_limit),
-        Stop::SizeLimit => format!("not searched: {} non-zeros, over {} (--ilp-nodes searches it)", solved.limit, search_nnz(iteration_limits(cfg))),
+        Stop::SizeLimit => {
+            let whole = format!("not searched: {} non-zeros, over {} (--ilp-nodes searches it)", solved.limit, search_nnz(iteration_limits(cfg)));
+            match solved.windows {
+                (0, _) => whole,
+                (n, k) => format!("{}; {} windows of {} nodes searched, {} found better", whole, n, windows::SHAPE.nodes, k),
+            }
+        }
         Stop::Failed(why) => format!("the solver failed ({})", why),
         Stop::Finished => "stopped".to_string(),
     }

@@ -114,6 +114,11 @@ impl OrderVars {
         std::iter::once(self.o[a]).chain(self.ind[a].iter().copied())
     }
 
+    /// Node `a`'s order indicators (none where it has one order).
+    pub fn indicators(&self, a: usize) -> &[LpVar] {
+        &self.ind[a]
+    }
+
     /// `[o_a = k]`.
     pub fn is(&self, a: NodeId, k: u32) -> Is {
         let (dom, ind) = (&self.domain[a.0 as usize], &self.ind[a.0 as usize]);
