@@ -60,10 +60,17 @@ const SEARCH_NODES: u64 = 20;
 /// thousands of rows whatever the part's size, so the bound is a count,
 /// not scaled with the part.
 const ITERATIONS: u64 = 500;
-/// The largest part searched in windows (some 900 combinators of
-/// `gen.py`): the windows are as many as the part's nodes over `step`,
-/// and each solve takes some 30 ms.
-pub const MAX_NNZ: usize = 50_000;
+/// Windows times the part's non-zeros that one part may take: a part of
+/// up to 50,000 non-zeros (some 900 combinators of `gen.py`) gets every
+/// window, a larger one fewer, spread evenly over it (1,200 combinators:
+/// 24 of 39), as the rest of its clustering takes longer too. Each
+/// window's solve takes some 25-30 ms whatever the part's size.
+const WORK: usize = 1_500_000;
+/// The largest part searched in windows (some 1,250 combinators): past it
+/// the rest of the clustering takes most of a second (2,000 combinators
+/// 0.6 s, 3,000 0.9-1.0 s), and the windows it could afford found
+/// 0.1-0.2 % there.
+pub const MAX_NNZ: usize = 65_000;
 
 /// What the windows of one part found.
 pub struct Outcome {
@@ -77,11 +84,16 @@ pub struct Outcome {
     pub stop: Stop,
 }
 
-/// Whether a part is searched in windows: past the size searched whole,
-/// within `MAX_NNZ`, with a solver that counts iterations (the only
-/// deterministic bound on a window's root).
+/// Whether a part is searched in windows: with a solver that counts
+/// iterations (the only deterministic bound on a window's root), and
+/// within `MAX_NNZ`.
 pub fn apply(solver: &dyn Solver, nnz: usize) -> bool {
     solver.counts_iterations() && nnz <= MAX_NNZ
+}
+
+/// The most windows a part of `nnz` non-zeros may take (`WORK`).
+fn most(nnz: usize) -> usize {
+    WORK / nnz.max(1)
 }
 
 /// Searches `part` window by window from `start` (the part's share of
@@ -110,7 +122,7 @@ pub fn search(solver: &dyn Solver, part: &Part, near: &Locality, start: &[f64], 
     let mut best = start.to_vec();
     let mut best_value = lp.value_of(&best);
     let mut out = Outcome { values: None, searched: 0, improved: 0, stop: Stop::Finished };
-    for from in starts(nodes.len(), shape) {
+    for from in starts(nodes.len(), shape, most(super::nnz(lp))) {
         let within = |n: u32, margin: usize| (from.saturating_sub(margin)..from + shape.nodes + margin).contains(&place[n as usize]);
         // Free: the links and orders with an end in the window, the
         // positions of the nodes within the margin of it, and each variable
@@ -205,14 +217,23 @@ fn spread(lp: &Lp, position: &[bool], values: &[f64]) -> Vec<f64> {
 }
 
 /// The first node of each window over `len` nodes: every `step`, the
-/// last ending at the last node. None when one window would hold them all
-/// (a part that small is searched whole).
-fn starts(len: usize, shape: Shape) -> Vec<usize> {
-    if len <= shape.nodes {
+/// last ending at the last node, or where that is more than `most`
+/// windows, `most` of them spread evenly from the first node to the last.
+/// None when one window would hold them all (a part that small is
+/// searched whole).
+fn starts(len: usize, shape: Shape, most: usize) -> Vec<usize> {
+    if len <= shape.nodes || most == 0 {
         return vec![];
     }
-    let mut s: Vec<usize> = (0..len - shape.nodes).step_by(shape.step.max(1)).collect();
-    s.push(len - shape.nodes);
+    let last = len - shape.nodes;
+    let mut s: Vec<usize> = (0..last).step_by(shape.step.max(1)).collect();
+    s.push(last);
+    if s.len() > most {
+        s = match most {
+            1 => vec![0],
+            m => (0..m).map(|i| i * last / (m - 1)).collect(),
+        };
+    }
     s
 }
 
@@ -223,12 +244,25 @@ mod tests {
     #[test]
     fn windows_cover_every_node_and_overlap() {
         let n = SHAPE.nodes;
-        assert!(starts(n, SHAPE).is_empty());
+        assert!(starts(n, SHAPE, 100).is_empty());
         for len in [n + 1, 2 * n, 401, 1000] {
-            let s = starts(len, SHAPE);
+            let s = starts(len, SHAPE, 100);
             assert_eq!(s[0], 0);
             assert_eq!(*s.last().unwrap() + n, len);
             assert!(s.windows(2).all(|w| w[1] > w[0] && w[1] - w[0] <= SHAPE.step), "{:?}", s);
         }
+    }
+
+    #[test]
+    fn past_their_count_windows_spread_over_the_part() {
+        let n = SHAPE.nodes;
+        let s = starts(2000, SHAPE, 14);
+        assert_eq!(s.len(), 14);
+        assert_eq!((s[0], *s.last().unwrap() + n), (0, 2000));
+        assert!(s.windows(2).all(|w| w[1] > w[0]), "{:?}", s);
+        assert_eq!(starts(401, SHAPE, 1), [0]);
+        assert!(starts(401, SHAPE, 0).is_empty());
+        assert_eq!(most(50_000), 30);
+        assert_eq!(most(MAX_NNZ), 23);
     }
 }
