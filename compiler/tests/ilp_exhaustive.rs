@@ -309,14 +309,8 @@ fn windows_from(f: &afc_ir::labelled::Function, g: &afc_ir::graph::DepGraph, m: 
     }
     m.lp.feasible(&point).unwrap_or_else(|e| panic!("the windows' point breaks the model: {}\n{}", e, src));
     assert!(m.lp.value_of(&point) >= best - 1e-6, "the windows beat the optimum ({} against {})\n{}", m.lp.value_of(&point), best, src);
-    let mut groups = afc::cluster::Groups::new(g.len());
-    for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
-        if point[x.0] < 0.5 {
-            groups.union(a.0 as usize, b.0 as usize);
-        }
-    }
-    let clusters = order_clusters(f, g, afc::cluster::groups_of(&groups)).unwrap_or_else(|| panic!("the windows' clusters depend on each other cyclically\n{}", src));
-    verify(f, g, &Clustering::new(clusters, "windows")).unwrap_or_else(|e| panic!("the windows' clustering is illegal: {}\n{}", e, src));
+    let c = m.read(f, g, &point).unwrap_or_else(|| panic!("the windows' clusters depend on each other cyclically\n{}", src));
+    verify(f, g, &c).unwrap_or_else(|e| panic!("the windows' clustering is illegal: {}\n{}", e, src));
     found
 }
 

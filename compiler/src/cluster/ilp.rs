@@ -167,6 +167,21 @@ impl Model {
         v
     }
 
+    /// The clustering a point of the model stands for: the components of
+    /// its fused links, in an order that runs them (None: they depend on
+    /// each other cyclically), each node in its order `o`.
+    pub fn read(&self, f: &Function, g: &DepGraph, values: &[f64]) -> Option<Clustering> {
+        let mut groups = Groups::new(g.len());
+        for ((a, b), x) in self.fused_edges.iter().chain(self.fused_siblings.iter()) {
+            if values[x.0] <= 0.5 {
+                groups.union(a.0 as usize, b.0 as usize);
+            }
+        }
+        let clusters = order_clusters(f, g, super::groups_of(&groups))?;
+        let orders = orders::forward(f, &clusters, self.orders.o.iter().map(|o| values[o.0].round() as u32).collect());
+        Some(Clustering { clusters, how: String::new(), orders })
+    }
+
     /// The nodes each link and order indicator is about, for the windows
     /// (`super::windows`).
     pub fn locality(&self) -> super::windows::Locality {
@@ -1381,17 +1396,7 @@ pub fn solve(f: &Function, g: &DepGraph, cfg: &super::ClusterConfig) -> (Cluster
     // The edge model states every rule, so only the lazy one has rows a
     // solution can break (a whole check of them costs the square of the
     // graph: 0.5 s at 8,000 combinators).
-    super::solve_checked(f, g, cfg, lp, &label, Some(warm), |v| if lazy { m.cuts(g, &reach, v) } else { vec![] }, |v| Some(m.repair(f, g, v)), |sol| {
-        let mut groups = Groups::new(g.len());
-        for ((a, b), x) in m.fused_edges.iter().chain(m.fused_siblings.iter()) {
-            if !sol.is_one(*x) {
-                groups.union(a.0 as usize, b.0 as usize);
-            }
-        }
-        let clusters = order_clusters(f, g, super::groups_of(&groups))?;
-        let orders = orders::forward(f, &clusters, m.orders.o.iter().map(|o| sol.get(*o).round() as u32).collect());
-        Some(Clustering { clusters, how: String::new(), orders })
-    })
+    super::solve_checked(f, g, cfg, lp, &label, Some(warm), |v| if lazy { m.cuts(g, &reach, v) } else { vec![] }, |v| Some(m.repair(f, g, v)), |sol| m.read(f, g, &sol.values))
 }
 
 #[cfg(test)]

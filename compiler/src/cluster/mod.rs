@@ -589,7 +589,7 @@ pub(crate) fn solve_parts(cfg: &ClusterConfig, shown_as: Option<&str>, lp: &Lp, 
                 let mut sol = unsearched(cfg.solver, part, known.relaxation, seconds);
                 // Too large to search whole, it may be searched in windows
                 // from its start (docs/ilp.md, "Windows").
-                if let (Some(near), Some(s)) = (known.near.filter(|_| cfg.nodes.is_none() && windows::apply(cfg.solver, nnz(&part.lp))), own_start.as_deref()) {
+                if let (Some(near), Some(s)) = (known.near.filter(|_| windows::apply(cfg.solver, nnz(&part.lp))), own_start.as_deref()) {
                     let left = (time_limit - clock.elapsed().as_secs_f64()).max(0.0);
                     let w = windows::search(cfg.solver, part, near, s, left, windows::SHAPE);
                     windowed = (windowed.0 + w.searched, windowed.1 + w.improved);
